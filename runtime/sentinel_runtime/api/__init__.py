@@ -1,0 +1,1 @@
+"""The HTTP layer: the only place that knows about requests and responses."""

@@ -1,0 +1,79 @@
+"""Services built once per process in the app's lifespan and kept on ``app.state``."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sentinel_runtime.guardrails.reloader import GuardrailsReloader
+from sentinel_runtime.guardrails.state import GuardrailsState
+from sentinel_runtime.llm.embedded import EmbeddedGenerator
+from sentinel_runtime.llm.upstream import UpstreamGenerator
+from sentinel_runtime.observability import events
+from sentinel_runtime.observability.logs import log_event
+from sentinel_runtime.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+class Generator(Protocol):
+    default_model: str
+
+    async def complete(self, body: dict[str, Any]) -> dict[str, Any]: ...
+    async def models(self) -> dict[str, Any]: ...
+    async def aclose(self) -> None: ...
+
+
+@dataclass
+class Services:
+    settings: Settings
+    guardrails: GuardrailsState
+    generator: Generator
+    reloader: GuardrailsReloader | None = None
+
+    async def aclose(self) -> None:
+        if self.reloader is not None:
+            self.reloader.stop()
+        await self.generator.aclose()
+
+
+def _generator(settings: Settings) -> Generator:
+    if not settings.LLM_INFERENCE_URL:
+        return EmbeddedGenerator()
+    return UpstreamGenerator(
+        base_url=settings.LLM_INFERENCE_URL,
+        chat_url=settings.chat_completions_url(),
+        access_secret=settings.LLM_ACCESS_SECRET,
+        model=settings.LLM_MODEL,
+        timeout=settings.LLM_TIMEOUT_SECONDS,
+    )
+
+
+def _reloader(settings: Settings, state: GuardrailsState) -> GuardrailsReloader | None:
+    reason = None
+    if not settings.OUTPUT_GUARDRAILS_ENABLED:
+        reason = "guardrails disabled"
+    elif not settings.OUTPUT_GUARDRAILS_HOT_RELOAD_ENABLED:
+        reason = "OUTPUT_GUARDRAILS_HOT_RELOAD_ENABLED is false"
+    elif not settings.OUTPUT_GUARDRAILS_POLICY_PATH:
+        reason = "no policy path: the shipped default policy is in use"
+    if reason is not None:
+        log_event(logger, events.HOT_RELOAD_DISABLED, reason=reason)
+        return None
+    reloader = GuardrailsReloader(state)
+    reloader.start()
+    return reloader
+
+
+def build_services(settings: Settings) -> Services:
+    state = GuardrailsState(
+        enabled=settings.OUTPUT_GUARDRAILS_ENABLED, path=settings.OUTPUT_GUARDRAILS_POLICY_PATH
+    )
+    state.load_initial()
+    return Services(
+        settings=settings,
+        guardrails=state,
+        generator=_generator(settings),
+        reloader=_reloader(settings, state),
+    )

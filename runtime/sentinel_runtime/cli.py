@@ -1,0 +1,205 @@
+"""The ``sentinel`` command: ``serve``, ``policy check``, ``policy default``, ``scan``.
+
+Other distributions' commands (the operator's ``sentinel operator``) register through the
+``sentinel.commands`` entry-point group, so the runtime never imports the operator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from sentinel_runtime import __version__
+from sentinel_runtime.guardrails import policy as policy_mod
+from sentinel_runtime.guardrails.engine import OutputGuardrailsError, build_engine
+from sentinel_runtime.guardrails.state import default_policy_path
+from sentinel_runtime.observability import logs
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_STRICT = 3
+EXIT_REDACTED = 10
+EXIT_BLOCKED = 11
+
+ENTRY_POINT_GROUP = "sentinel.commands"
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import os
+
+    import uvicorn
+
+    from sentinel_runtime.api.app import create_app
+    from sentinel_runtime.settings import Settings
+
+    overrides: dict[str, Any] = {}
+    if args.policy:
+        overrides["OUTPUT_GUARDRAILS_ENABLED"] = True
+        overrides["OUTPUT_GUARDRAILS_POLICY_PATH"] = str(Path(args.policy).resolve())
+    elif args.no_guardrails:
+        overrides["OUTPUT_GUARDRAILS_ENABLED"] = False
+    elif "OUTPUT_GUARDRAILS_ENABLED" not in os.environ:
+        # Locally, start protected: the shipped default policy, unless the env says otherwise.
+        overrides["OUTPUT_GUARDRAILS_ENABLED"] = True
+    settings = Settings(**overrides)
+    logs.configure(settings.LOG_LEVEL)
+    uvicorn.run(
+        create_app(settings),
+        host=args.host,
+        port=args.port,
+        log_config=None,
+        access_log=args.access_log,
+        timeout_graceful_shutdown=10,
+    )
+    return EXIT_OK
+
+
+def _load_or_report(path: str) -> policy_mod.Policy | None:
+    try:
+        return policy_mod.read_policy_file(path)
+    except policy_mod.PolicyError as exc:
+        print(f"error: policy unusable ({exc.status}): {exc}", file=sys.stderr)
+        return None
+
+
+def _policy_check(args: argparse.Namespace) -> int:
+    logs.configure("CRITICAL")  # the report below says everything; keep stderr clean
+    parsed = _load_or_report(args.file)
+    if parsed is None:
+        return EXIT_ERROR
+    engine = build_engine(parsed, args.file)
+    active = [a.spec for a in engine.scanners]
+    skipped = engine.skipped
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "path": args.file,
+                    "sha256": parsed.sha256,
+                    "action": parsed.default_action,
+                    "blockMessage": parsed.block_message,
+                    "activeScanners": [spec.describe() for spec in active],
+                    "skipped": [s.describe() for s in skipped],
+                    "diagnostics": [{"event": d.event, **d.fields} for d in parsed.diagnostics],
+                    "sections": sorted(parsed.sections),
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(f"policy   {args.file}")
+        print(f"sha256   {parsed.sha256}")
+        print(f"action   {parsed.default_action} (default for scanners without one)")
+        print(f"block    {parsed.block_message}")
+        print(f"active scanners: {len(active)}")
+        for spec in active:
+            note = (
+                "  (redact hits block: this scanner cannot rewrite)"
+                if spec.escalates_to_block
+                else ""
+            )
+            line = f"  [{spec.index}] {spec.type:<15} action={spec.action:<6}"
+            print(f"{line} failMode={spec.fail_mode}{note}")
+        print(f"skipped scanners: {len(skipped)}")
+        for item in skipped:
+            print(f"  [{item.index}] {item.type or '?':<15} {item.reason}")
+        if parsed.diagnostics:
+            print("diagnostics:")
+            for d in parsed.diagnostics:
+                fields = " ".join(f"{k}={v}" for k, v in d.fields.items())
+                print(f"  {d.event} {fields}")
+        if not active:
+            print("warning: no active scanners: every answer passes unchanged")
+    if args.strict and (skipped or parsed.diagnostics):
+        return EXIT_STRICT
+    return EXIT_OK
+
+
+def _policy_default(args: argparse.Namespace) -> int:
+    sys.stdout.write(Path(default_policy_path()).read_text(encoding="utf-8"))
+    return EXIT_OK
+
+
+def _scan(args: argparse.Namespace) -> int:
+    logs.configure("CRITICAL")
+    path = args.policy or default_policy_path()
+    parsed = _load_or_report(path)
+    if parsed is None:
+        return EXIT_ERROR
+    data = sys.stdin.buffer.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        print(f"error: standard input is not UTF-8: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    engine = build_engine(parsed, path)
+    try:
+        outcome = engine.scan(text, response_id="cli")
+    except OutputGuardrailsError as exc:
+        print(f"error: {exc} (fail-closed)", file=sys.stderr)
+        return EXIT_ERROR
+    sys.stdout.write(outcome.text)
+    sys.stdout.flush()
+    summary = {
+        "action": outcome.action,
+        "policyHash": parsed.sha256,
+        "scanners": [hit.describe() for hit in outcome.hits],
+        "failOpen": [f.describe() for f in outcome.failures],
+    }
+    if args.json:
+        print(json.dumps(summary), file=sys.stderr)
+    elif outcome.action:
+        kinds = ", ".join(f"{h.type}:{h.action}" for h in outcome.hits)
+        print(f"\n[sentinel] {outcome.action}: {kinds}", file=sys.stderr)
+    return {None: EXIT_OK, "redact": EXIT_REDACTED, "block": EXIT_BLOCKED}[outcome.action]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sentinel", description="Sentinel guardrailed RAG.")
+    parser.add_argument("--version", action="version", version=f"sentinel {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the runtime HTTP server")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    group = serve.add_mutually_exclusive_group()
+    group.add_argument("--policy", help="guardrails.yaml to enforce (enables guardrails)")
+    group.add_argument("--no-guardrails", action="store_true", help="disable output guardrails")
+    serve.add_argument("--access-log", action="store_true", help="log every HTTP request")
+    serve.set_defaults(handler=_serve)
+
+    policy = commands.add_parser("policy", help="inspect guardrails policies")
+    policy_commands = policy.add_subparsers(dest="policy_command", required=True, metavar="ACTION")
+    check = policy_commands.add_parser("check", help="show active and skipped scanners")
+    check.add_argument("file", help="path of a guardrails.yaml")
+    check.add_argument("--json", action="store_true", help="machine-readable output")
+    check.add_argument(
+        "--strict", action="store_true", help=f"exit {EXIT_STRICT} if anything was skipped"
+    )
+    check.set_defaults(handler=_policy_check)
+    default = policy_commands.add_parser("default", help="print the shipped default policy")
+    default.set_defaults(handler=_policy_default)
+
+    scan = commands.add_parser("scan", help="scan standard input with a policy")
+    scan.add_argument("--policy", help="guardrails.yaml (default: the shipped default policy)")
+    scan.add_argument("--json", action="store_true", help="JSON summary on standard error")
+    scan.set_defaults(handler=_scan)
+
+    for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        register: Callable[[Any], None] = entry_point.load()
+        register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.handler(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

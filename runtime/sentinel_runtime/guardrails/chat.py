@@ -1,0 +1,78 @@
+"""Apply output guardrails to an OpenAI ``chat.completion`` body (plain dicts, no HTTP).
+
+Every assistant message with text is scanned: string content, or the text parts of list
+content (joined and scanned as one text, so a secret split across parts is still seen;
+the message then carries the result as one string). Messages with only tool calls and no
+text are skipped, as seed 003 states. A block replaces the content with the policy's
+``blockMessage`` and sets ``finish_reason`` to ``content_filter``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from sentinel_runtime.guardrails.engine import GuardrailsEngine, ScanOutcome
+from sentinel_runtime.observability import events, metrics
+from sentinel_runtime.observability.logs import log_event
+
+logger = logging.getLogger(__name__)
+
+
+def _text_of(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        ]
+        return "".join(texts) if texts else None
+    return None
+
+
+@dataclass(frozen=True)
+class ChoiceVerdict:
+    index: int
+    outcome: ScanOutcome
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "choice": self.index,
+            "action": self.outcome.action,
+            "scanners": [hit.describe() for hit in self.outcome.hits],
+            "failOpen": [f.describe() for f in self.outcome.failures],
+        }
+
+
+def guard_chat_completion(
+    engine: GuardrailsEngine, response: dict[str, Any], response_id: str
+) -> list[ChoiceVerdict]:
+    """Scan and rewrite ``response`` in place; raises ``OutputGuardrailsError`` fail-closed."""
+    verdicts: list[ChoiceVerdict] = []
+    for position, choice in enumerate(response.get("choices") or []):
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
+            continue
+        text = _text_of(message.get("content"))
+        if not text:
+            continue
+        outcome = engine.scan(text, response_id=response_id)
+        verdicts.append(ChoiceVerdict(choice.get("index", position), outcome))
+        if outcome.action is None:
+            continue
+        message["content"] = outcome.text
+        if outcome.action == "block":
+            choice["finish_reason"] = "content_filter"
+        metrics.ACTIONS.labels(outcome.action).inc()
+        log_event(
+            logger,
+            events.TRIGGERED,
+            action=outcome.action,
+            response_id=response_id,
+            scanners=[hit.describe() for hit in outcome.hits],
+            policy_hash=engine.policy.sha256,
+        )
+    return verdicts

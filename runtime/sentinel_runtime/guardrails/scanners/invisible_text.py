@@ -1,0 +1,43 @@
+"""``invisible_text`` scanner: invisible or non-printable Unicode (seed 003).
+
+Removes format (Cf), private-use (Co) and unassigned (Cn) code points, and control
+characters other than tab, newline and carriage return. This covers zero-width spaces,
+bidi overrides and the tag block used to smuggle hidden ASCII instructions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import regex
+
+from sentinel_runtime.guardrails.scanners.base import ScannerParams, ScannerType, ScanResult
+
+# One character class, matched in C; the Cc range leaves out \t, \n and \r.
+INVISIBLE = regex.compile(r"[\p{Cf}\p{Co}\p{Cn}\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+class InvisibleTextParams(ScannerParams):
+    pass
+
+
+@dataclass(frozen=True)
+class InvisibleTextScanner:
+    rewrite: bool
+
+    def scan(self, text: str) -> ScanResult:
+        if INVISIBLE.search(text) is None:
+            return ScanResult.clean(text)
+        return ScanResult(INVISIBLE.sub("", text) if self.rewrite else text, False, 1.0)
+
+
+def build(params: InvisibleTextParams, rewrite: bool) -> InvisibleTextScanner:
+    return InvisibleTextScanner(rewrite=rewrite)
+
+
+SCANNER = ScannerType(
+    name="invisible_text",
+    params=InvisibleTextParams,
+    build=build,
+    summary="zero-width, bidi, tag and other invisible or control characters",
+)

@@ -1,0 +1,155 @@
+"""The runtime's guardrails state: disabled, an active engine, or a loud error.
+
+One :class:`GuardrailsState` per process. Requests read ``state.engine`` once and use that
+engine to the end, so a reload never changes the policy under a request in flight; the
+swap itself is one attribute assignment. Loading and reloading record the seed 003 metrics
+and log events; a failed reload keeps the previous engine.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from importlib import resources
+from typing import Literal
+
+from sentinel_runtime.guardrails import policy as policy_mod
+from sentinel_runtime.guardrails.engine import GuardrailsEngine, build_engine
+from sentinel_runtime.observability import events, metrics
+from sentinel_runtime.observability.logs import log_event
+
+logger = logging.getLogger(__name__)
+
+ReloadResult = Literal["success", "failure", "noop"]
+FALLBACK_ACTION = "keep_previous_policy"
+
+
+def default_policy_path() -> str:
+    """The shipped default policy (seed 003's template), used when no path is configured."""
+    return str(resources.files("sentinel_runtime.guardrails") / "default_policy.yaml")
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    status: str
+    message: str
+
+
+class GuardrailsState:
+    def __init__(self, *, enabled: bool, path: str) -> None:
+        self.enabled = enabled
+        # An empty configured path means "the in-memory defaults" (seed 003): our shipped policy.
+        self.configured_path = path
+        self.path = path or default_policy_path()
+        self.engine: GuardrailsEngine | None = None
+        self.error: LoadFailure | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def ready(self) -> bool:
+        """Whether chat requests can be served: guardrails off, or a policy is active."""
+        return not self.enabled or self.engine is not None
+
+    def load_initial(self) -> None:
+        """Load the policy once at start-up; with guardrails disabled, load nothing."""
+        if not self.enabled:
+            metrics.POLICY_READY.set(1)
+            metrics.ACTIVE_POLICY.info(
+                {"path": "", "sha256": "", "enabled": "false", "scanner_count": "0"}
+            )
+            return
+        with self._lock:
+            parsed = self._read()
+            if parsed is None:
+                metrics.POLICY_READY.set(0)
+                return
+            engine = self._build(parsed)
+            self._activate(engine)
+            log_event(
+                logger,
+                events.POLICY_LOADED,
+                path=self.path,
+                policy_hash=engine.policy.sha256,
+                scanners=[a.spec.type for a in engine.scanners],
+                skipped=[s.describe() for s in engine.skipped],
+            )
+
+    def reload(self) -> ReloadResult:
+        """Re-read the policy file; never raises, never leaves a half-built engine active."""
+        with self._lock:
+            current = self.engine
+            current_hash = current.policy.sha256 if current else ""
+            parsed = self._read()
+            if parsed is not None and parsed.sha256 == current_hash:
+                metrics.POLICY_RELOAD.labels("noop").inc()
+                log_event(logger, events.RELOAD_NOOP, path=self.path, policy_hash=current_hash)
+                return "noop"
+            if parsed is None:
+                metrics.POLICY_RELOAD.labels("failure").inc()
+                log_event(
+                    logger,
+                    events.RELOAD_FAILED,
+                    logging.WARNING,
+                    path=self.path,
+                    current_policy_hash=current_hash,
+                    fallback_action=FALLBACK_ACTION,
+                )
+                return "failure"
+            engine = self._build(parsed)
+            self._activate(engine)
+            metrics.POLICY_RELOAD.labels("success").inc()
+            log_event(
+                logger,
+                events.RELOAD_SUCCEEDED,
+                path=self.path,
+                old_policy_hash=current_hash,
+                new_policy_hash=engine.policy.sha256,
+                enabled=self.enabled,
+                scanners=[a.spec.type for a in engine.scanners],
+            )
+            return "success"
+
+    def _read(self) -> policy_mod.Policy | None:
+        try:
+            parsed = policy_mod.read_policy_file(self.path)
+        except policy_mod.PolicyError as exc:
+            metrics.POLICY_LOAD.labels(exc.status).inc()
+            event = {
+                "missing": events.POLICY_MISSING,
+                "invalid": events.POLICY_INVALID,
+                "load_failed": events.POLICY_LOAD_FAILED,
+            }[exc.status]
+            log_event(logger, event, logging.ERROR, path=self.path, error=str(exc))
+            if self.engine is None:
+                self.error = LoadFailure(exc.status, str(exc))
+            return None
+        metrics.POLICY_LOAD.labels("success").inc()
+        return parsed
+
+    def _build(self, parsed: policy_mod.Policy) -> GuardrailsEngine:
+        for diagnostic in parsed.diagnostics:
+            log_event(
+                logger, diagnostic.event, diagnostic.level, path=self.path, **diagnostic.fields
+            )
+        for skipped in parsed.skipped:
+            known = skipped.type in policy_mod.REGISTRY
+            metrics.SCANNER_BUILD.labels(
+                skipped.type if known else "unknown", "invalid_config" if known else "unknown_type"
+            ).inc()
+        return build_engine(parsed, self.path)
+
+    def _activate(self, engine: GuardrailsEngine) -> None:
+        self.engine = engine
+        self.error = None
+        metrics.POLICY_READY.set(1)
+        metrics.POLICY_LOADED_TIMESTAMP.set(time.time())
+        metrics.ACTIVE_POLICY.info(
+            {
+                "path": self.path,
+                "sha256": engine.policy.sha256,
+                "enabled": "true",
+                "scanner_count": str(len(engine.scanners)),
+            }
+        )

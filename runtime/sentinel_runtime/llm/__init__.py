@@ -1,0 +1,1 @@
+"""Answer generators: the OpenAI-compatible upstream client and the built-in generator."""

@@ -1,0 +1,39 @@
+"""Every structured log event name the runtime emits, defined once.
+
+The ``OUTPUT_GUARDRAILS_*`` names are seed 003's contract word for word; dashboards,
+alerts and audit tooling match on them, so they never change spelling.
+"""
+
+from typing import Final
+
+# Policy loading (seed 003).
+POLICY_MISSING: Final = "output_guardrails_policy_missing"
+POLICY_LOAD_FAILED: Final = "output_guardrails_policy_load_failed"
+POLICY_INVALID: Final = "output_guardrails_policy_invalid"
+POLICY_INVALID_SCANNERS: Final = "output_guardrails_policy_invalid_scanners"
+POLICY_UNKNOWN_SCANNER: Final = "output_guardrails_policy_unknown_scanner"
+POLICY_INVALID_SCANNER_CONFIG: Final = "output_guardrails_policy_invalid_scanner_config"
+POLICY_INCOMPATIBLE_SCANNER_ACTION: Final = "output_guardrails_policy_incompatible_scanner_action"
+POLICY_INVALID_ACTION: Final = "output_guardrails_policy_invalid_action"
+
+# Scanning, building and reloading (seed 003).
+TRIGGERED: Final = "output_guardrails_triggered"
+FAILED: Final = "output_guardrails_failed"
+SCANNER_BUILD_FAILED: Final = "output_guardrails_policy_scanner_build_failed"
+HOT_RELOAD_DISABLED: Final = "output_guardrails_hot_reload_disabled"
+RELOADER_TERMINATED: Final = "output_guardrails_reloader_terminated"
+RELOAD_FAILED: Final = "output_guardrails_reload_failed"
+RELOAD_NOOP: Final = "output_guardrails_reload_noop"
+RELOAD_SUCCEEDED: Final = "output_guardrails_reload_succeeded"
+
+# Ours, beyond the seed.
+POLICY_LOADED: Final = "output_guardrails_policy_loaded"
+POLICY_UNKNOWN_FIELD: Final = "output_guardrails_policy_unknown_field"
+HOT_RELOAD_STARTED: Final = "output_guardrails_hot_reload_started"
+RUNTIME_STARTED: Final = "runtime_started"
+RUNTIME_STOPPED: Final = "runtime_stopped"
+CHAT_COMPLETED: Final = "chat_completion_completed"
+UPSTREAM_FAILED: Final = "llm_upstream_failed"
+REQUEST_REJECTED: Final = "request_rejected"
+POLICY_INVALID_FAIL_MODE: Final = "output_guardrails_policy_invalid_fail_mode"
+POLICY_INVALID_BLOCK_MESSAGE: Final = "output_guardrails_policy_invalid_block_message"

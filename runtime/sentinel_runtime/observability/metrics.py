@@ -1,0 +1,85 @@
+"""Every Prometheus metric of the runtime, defined once on the default registry.
+
+Names and labels of the ``output_guardrails_*`` and ``guardrails_*`` families are seed
+003's contract; the rest are ours. Label values are always drawn from closed sets (scanner
+types from the registry, never raw user input) so cardinality stays bounded.
+"""
+
+from prometheus_client import Counter, Gauge, Histogram, Info
+
+# Seed 003.
+POLICY_LOAD = Counter(
+    "output_guardrails_policy_load",
+    "Policy load attempts by outcome: success, missing, invalid, load_failed.",
+    ["policy_status"],
+)
+SCANNER_BUILD = Counter(
+    "output_guardrails_scanner_build",
+    "Scanner build attempts by scanner type and outcome.",
+    ["type", "status"],
+)
+ACTIONS = Counter(
+    "output_guardrails_actions",
+    "Output actions applied to assistant messages: redact or block.",
+    ["action"],
+)
+POLICY_RELOAD = Counter(
+    "guardrails_policy_reload",
+    "Hot reload results: success, failure, noop.",
+    ["result"],
+)
+POLICY_LOADED_TIMESTAMP = Gauge(
+    "guardrails_policy_loaded_timestamp_seconds",
+    "Unix timestamp of the most recent active policy update.",
+)
+ACTIVE_POLICY = Info(
+    "guardrails_active_policy",
+    "Metadata for the active policy (path, sha256, enabled, scanner_count).",
+)
+
+# Ours.
+POLICY_READY = Gauge(
+    "guardrails_policy_ready",
+    "1 when guardrails are disabled or an active policy is loaded; 0 when guardrails are "
+    "enabled but no policy could be loaded (requests are refused).",
+)
+SCANNER_TRIGGERED = Counter(
+    "output_guardrails_scanner_triggered",
+    "Scanner hits by scanner type and the action applied for that hit.",
+    ["type", "action"],
+)
+SCANNER_ERRORS = Counter(
+    "output_guardrails_scanner_errors",
+    "Scanner exceptions during scanning by type and fail mode (open or closed).",
+    ["type", "fail_mode"],
+)
+SCAN_DURATION = Histogram(
+    "output_guardrails_scan_duration_seconds",
+    "Time to run the whole active scanner chain over one assistant message.",
+    buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
+)
+CHAT_REQUESTS = Counter(
+    "rag_chat_requests",
+    "Chat completion requests by outcome (success or failure), guardrail failures included.",
+    ["status"],
+)
+CHAT_DURATION = Histogram(
+    "rag_chat_request_duration_seconds",
+    "End-to-end latency of /v1/chat/completions.",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
+)
+UPSTREAM_ERRORS = Counter(
+    "rag_llm_upstream_errors",
+    "Failed calls to the upstream LLM by reason: unreachable, timeout, http_status, bad_response.",
+    ["reason"],
+)
+
+# Known label values start at zero so rate() and alerts see the series before the first event.
+for _status in ("success", "missing", "invalid", "load_failed"):
+    POLICY_LOAD.labels(_status)
+for _action in ("redact", "block"):
+    ACTIONS.labels(_action)
+for _result in ("success", "failure", "noop"):
+    POLICY_RELOAD.labels(_result)
+for _status in ("success", "failure"):
+    CHAT_REQUESTS.labels(_status)

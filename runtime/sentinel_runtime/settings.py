@@ -1,0 +1,53 @@
+"""Runtime settings, read once from the environment (BRIEF 4.3, seed 003 names)."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+POLICY_MOUNT_PATH = "/etc/sentinel/guardrails/guardrails.yaml"
+
+
+class Settings(BaseSettings):
+    """Every environment variable the runtime reads; the field name is the variable name."""
+
+    model_config = SettingsConfigDict(case_sensitive=True, extra="ignore", frozen=True)
+
+    OUTPUT_GUARDRAILS_ENABLED: bool = Field(
+        default=False, description="Master switch; when false no policy is loaded."
+    )
+    OUTPUT_GUARDRAILS_POLICY_PATH: str = Field(
+        default="",
+        description="Absolute path of guardrails.yaml; empty means the shipped default policy.",
+    )
+    OUTPUT_GUARDRAILS_HOT_RELOAD_ENABLED: bool = Field(
+        default=True, description="Watch the policy file's directory and reload on change."
+    )
+    LLM_INFERENCE_URL: str = Field(
+        default="",
+        description="OpenAI-compatible base URL (http://vllm:8000/v1) or a full "
+        ".../chat/completions URL; empty means the built-in generator.",
+    )
+    LLM_ACCESS_SECRET: str = Field(default="", description="Bearer token for the upstream LLM.")
+    LLM_MODEL: str = Field(
+        default="", description="Model name sent upstream when a request has none."
+    )
+    LLM_CONTEXT_WINDOW: int = Field(
+        default=0, ge=0, description="Upstream context window in tokens; 0 disables the check."
+    )
+    LLM_TIMEOUT_SECONDS: float = Field(
+        default=60.0, gt=0, description="Total time allowed for one upstream call."
+    )
+    RUNTIME_API_KEY: str = Field(
+        default="", description="When set, every API call needs 'Authorization: Bearer <key>'."
+    )
+    LOG_LEVEL: str = Field(default="INFO", description="Log level of the JSON log stream.")
+
+    @field_validator("LLM_INFERENCE_URL")
+    @classmethod
+    def _strip_slash(cls, value: str) -> str:
+        return value.strip().rstrip("/")
+
+    def chat_completions_url(self) -> str:
+        url = self.LLM_INFERENCE_URL
+        return url if url.endswith("/chat/completions") else f"{url}/chat/completions"
