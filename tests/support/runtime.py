@@ -1,0 +1,94 @@
+"""Start ``sentinel serve`` as a real subprocess on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+STARTUP_SECONDS = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class RuntimeProcess:
+    process: subprocess.Popen[bytes]
+    base_url: str
+    log_path: Path
+
+    def logs(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def metrics(self) -> str:
+        return httpx.get(f"{self.base_url}/metrics", timeout=10).text
+
+    def metric(self, name: str, **labels: str) -> float:
+        """The value of one sample from the live /metrics text (0.0 when absent)."""
+        return sample(self.metrics(), name, **labels)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        match = re.match(r"^([a-zA-Z_:][\w:]*)(\{(.*)\})?\s+(\S+)$", line)
+        if not match or match.group(1) != name:
+            continue
+        found = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', match.group(3) or ""))
+        if all(found.get(k) == v for k, v in labels.items()):
+            return float(match.group(4))
+    return 0.0
+
+
+def start_runtime(
+    tmp_path: Path, env: Mapping[str, str] | None = None, args: tuple[str, ...] = ()
+) -> RuntimeProcess:
+    port = free_port()
+    log_path = tmp_path / f"runtime-{port}.log"
+    full_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OUTPUT_GUARDRAILS_", "LLM_", "RUNTIME_API_KEY"))
+    }
+    full_env.update(env or {})
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "sentinel_runtime.cli", "serve", "--port", str(port), *args],
+            env=full_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    runtime = RuntimeProcess(process, f"http://127.0.0.1:{port}", log_path)
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"runtime exited with {process.returncode}:\n{runtime.logs()}")
+        try:
+            httpx.get(f"{runtime.base_url}/health", timeout=1)
+            return runtime
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    runtime.stop()
+    raise RuntimeError(f"runtime did not start in {STARTUP_SECONDS} s:\n{runtime.logs()}")

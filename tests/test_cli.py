@@ -1,0 +1,101 @@
+"""The ``sentinel`` console script, run as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+SENTINEL = shutil.which("sentinel")
+pytestmark = pytest.mark.skipif(SENTINEL is None, reason="sentinel console script not installed")
+
+
+def run(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([SENTINEL, *args], input=stdin, capture_output=True, timeout=60)
+
+
+def test_policy_default_prints_the_shipped_template() -> None:
+    result = run("policy", "default")
+    assert result.returncode == 0
+    policy = yaml.safe_load(result.stdout)
+    assert policy["blockMessage"] == "The model output was blocked by output guardrails."
+    assert [s["type"] for s in policy["scanners"]] == ["regex", "secrets", "sensitive"]
+
+
+def test_policy_check_lists_active_and_skipped_scanners(tmp_path: Path) -> None:
+    path = tmp_path / "guardrails.yaml"
+    path.write_text(
+        "action: block\n"
+        "scanners:\n"
+        "  - type: regex\n    patterns: ['x+']\n"
+        "  - type: telepathy\n"
+        "  - type: reading_time\n    max_time: -1\n"
+        "  - type: token_limit\n    action: redact\n    limit: 10\n",
+        encoding="utf-8",
+    )
+    result = run("policy", "check", str(path))
+    out = result.stdout.decode()
+    assert result.returncode == 0, result.stderr
+    assert "active scanners: 2" in out
+    assert "[0] regex" in out and "action=block" in out
+    assert "unknown scanner type 'telepathy'" in out
+    assert "[2] reading_time" in out and "max_time" in out
+    assert "redact hits block" in out  # token_limit cannot rewrite
+    assert run("policy", "check", "--strict", str(path)).returncode == 3
+    report = json.loads(run("policy", "check", "--json", str(path)).stdout)
+    assert [s["type"] for s in report["activeScanners"]] == ["regex", "token_limit"]
+    assert {s["index"] for s in report["skipped"]} == {1, 2}
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        pytest.param(None, "(missing)", id="missing"),
+        pytest.param(b"scanners: [", "(load_failed)", id="malformed"),
+        pytest.param(b"- a\n- b\n", "(invalid)", id="not-a-mapping"),
+        pytest.param(b"\xff\xfe\x00", "(load_failed)", id="not-utf8"),
+    ],
+)
+def test_policy_check_exits_non_zero_for_unusable_files(
+    tmp_path: Path, content: bytes | None, fragment: str
+) -> None:
+    path = tmp_path / "guardrails.yaml"
+    if content is not None:
+        path.write_bytes(content)
+    result = run("policy", "check", str(path))
+    assert result.returncode == 1
+    assert fragment in result.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "expected"),
+    [
+        pytest.param("all clear", 0, "all clear", id="clean"),
+        pytest.param("key AKIAIOSFODNN7EXAMPLE", 10, "key [REDACTED]", id="redacted"),
+    ],
+)
+def test_scan_uses_the_default_policy_and_reports_by_exit_code(
+    text: str, code: int, expected: str
+) -> None:
+    result = run("scan", stdin=text.encode())
+    assert result.returncode == code
+    assert result.stdout.decode() == expected
+
+
+def test_scan_blocks_with_a_policy_file(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text("scanners:\n  - {type: ban_substrings, action: block, substrings: [nope]}\n")
+    result = run("scan", "--policy", str(path), "--json", stdin=b"say nope")
+    assert result.returncode == 11
+    assert result.stdout.decode() == "The model output was blocked by output guardrails."
+    assert json.loads(result.stderr)["action"] == "block"
+
+
+def test_scan_rejects_non_utf8_input() -> None:
+    result = run("scan", stdin=b"\xff\xfe bad")
+    assert result.returncode == 1
+    assert "not UTF-8" in result.stderr.decode()

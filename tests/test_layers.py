@@ -1,0 +1,38 @@
+"""The declared layers hold: import-linter contracts, and no heavy import in the core."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.skipif(shutil.which("lint-imports") is None, reason="import-linter not installed")
+def test_import_linter_contracts_hold() -> None:
+    result = subprocess.run(
+        ["lint-imports", "--config", str(ROOT / "pyproject.toml")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def test_guardrails_core_imports_no_web_framework_torch_or_detect_secrets() -> None:
+    code = (
+        "import sys\n"
+        "import sentinel_runtime.guardrails.policy, sentinel_runtime.guardrails.engine\n"
+        "heavy = [m for m in ('fastapi', 'starlette', 'torch', 'transformers', 'llm_guard',"
+        " 'detect_secrets', 'kopf', 'kubernetes') if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ""
