@@ -1,0 +1,39 @@
+"""The README documents what the code defines: every env var, metric and log event."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prometheus_client.metrics import MetricWrapperBase
+
+from sentinel_runtime.observability import events, metrics
+from sentinel_runtime.settings import Settings
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+
+
+def _metric_names() -> list[str]:
+    names = []
+    for value in vars(metrics).values():
+        if isinstance(value, MetricWrapperBase):
+            suffix = {"counter": "_total", "info": "_info"}.get(value._type, "")
+            names.append(value._name + suffix)
+    return names
+
+
+def test_every_env_var_is_documented() -> None:
+    missing = [name for name in Settings.model_fields if f"`{name}`" not in README]
+    assert not missing
+
+
+def test_every_metric_is_documented() -> None:
+    names = _metric_names()
+    assert len(names) >= 13
+    missing = [name for name in names if f"`{name}`" not in README]
+    assert not missing
+
+
+def test_every_log_event_is_documented() -> None:
+    names = [v for k, v in vars(events).items() if k.isupper() and isinstance(v, str)]
+    missing = [name for name in names if f"`{name}`" not in README]
+    assert not missing
