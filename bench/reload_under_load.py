@@ -23,7 +23,7 @@ from support.configmap import ConfigMapDir
 from support.runtime import start_runtime
 
 REDACT = "scanners:\n  - {type: ban_substrings, action: redact, substrings: [alpha]}\n"
-BLOCK = "blockMessage: blocked\nscanners:\n  - {type: ban_substrings, action: block, substrings: [alpha]}\n"
+BLOCK = "blockMessage: blocked\n" + REDACT.replace("action: redact", "action: block")
 PROMPT = "alpha and beta"
 ALLOWED = {"[REDACTED] and beta", "blocked"}
 

@@ -19,7 +19,6 @@ from sentinel_runtime.guardrails.engine import build_engine
 from sentinel_runtime.guardrails.policy import read_policy_file
 from sentinel_runtime.guardrails.scanners import secrets as secrets_scanner
 from sentinel_runtime.guardrails.state import default_policy_path
-
 from stats import median, p99, table, timings_ms
 from texts import assistant_text
 
