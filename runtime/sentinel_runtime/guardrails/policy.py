@@ -226,6 +226,8 @@ def _scanner(
         )
         return SkippedScanner(index, "", reason)
     scanner_type = snake_case(raw_type)
+    if scanner_type not in REGISTRY and raw_type.strip().lower() in REGISTRY:
+        scanner_type = raw_type.strip().lower()  # "RegEx" names the regex type too
     definition = REGISTRY.get(scanner_type)
     if definition is None:
         shown = raw_type.strip()[:64]

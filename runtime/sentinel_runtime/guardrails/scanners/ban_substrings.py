@@ -38,8 +38,9 @@ class BanSubstringsParams(ScannerParams):
 @dataclass(frozen=True)
 class BanSubstringsScanner:
     pattern: re.Pattern[str]
-    wanted: frozenset[str]  # normalised substrings, for contains_all
-    case_sensitive: bool
+    # One pattern per substring, for contains_all: the longest-first alternation reports
+    # "top secret" but not the "secret" inside it, so its matches cannot tell what occurs.
+    each: tuple[re.Pattern[str], ...]
     contains_all: bool
     rewrite: bool
 
@@ -47,10 +48,8 @@ class BanSubstringsScanner:
         matches = list(self.pattern.finditer(text))
         if not matches:
             return ScanResult.clean(text)
-        if self.contains_all:
-            found = {m.group(0) if self.case_sensitive else m.group(0).lower() for m in matches}
-            if not self.wanted <= found:
-                return ScanResult.clean(text)
+        if self.contains_all and not all(p.search(text) for p in self.each):
+            return ScanResult.clean(text)
         if not self.rewrite:
             return ScanResult(text, False, 1.0)
         return ScanResult(
@@ -58,18 +57,17 @@ class BanSubstringsScanner:
         )
 
 
+def _compile(alternatives: str, params: BanSubstringsParams) -> re.Pattern[str]:
+    body = rf"(?<!\w)(?:{alternatives})(?!\w)" if params.match_type == "word" else alternatives
+    return re.compile(body, 0 if params.case_sensitive else re.IGNORECASE)
+
+
 def build(params: BanSubstringsParams, rewrite: bool) -> BanSubstringsScanner:
     # Longest first so "Do Not Distribute Externally" wins over "Do Not Distribute".
-    alternatives = "|".join(
-        re.escape(s) for s in sorted(set(params.substrings), key=len, reverse=True)
-    )
-    body = rf"(?<!\w)(?:{alternatives})(?!\w)" if params.match_type == "word" else alternatives
-    flags = 0 if params.case_sensitive else re.IGNORECASE
-    wanted = {s if params.case_sensitive else s.lower() for s in params.substrings}
+    ordered = sorted(set(params.substrings), key=len, reverse=True)
     return BanSubstringsScanner(
-        pattern=re.compile(body, flags),
-        wanted=frozenset(wanted),
-        case_sensitive=params.case_sensitive,
+        pattern=_compile("|".join(re.escape(s) for s in ordered), params),
+        each=tuple(_compile(re.escape(s), params) for s in ordered),
         contains_all=params.contains_all,
         rewrite=rewrite,
     )

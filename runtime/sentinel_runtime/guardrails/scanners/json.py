@@ -19,8 +19,12 @@ from pydantic import Field
 from sentinel_runtime.guardrails.scanners.base import ScannerParams, ScannerType, ScanResult
 
 _CLOSERS = {"{": "}", "[": "]"}
-_TRAILING_COMMA = re.compile(r",\s*([}\]])")
-_PY_LITERALS = re.compile(r"\b(True|False|None)\b")
+# Each of these first matches a whole double-quoted string, kept as it is, so a repair
+# never rewrites text inside string values ("True story", "a,}").
+_DOUBLE_QUOTED = r'"(?:[^"\\]|\\.)*"'
+_TRAILING_COMMA = re.compile(rf"({_DOUBLE_QUOTED})|,\s*([}}\]])")
+_PY_LITERALS = re.compile(rf"({_DOUBLE_QUOTED})|\b(True|False|None)\b")
+_LITERALS = {"True": "true", "False": "false", "None": "null"}
 _SINGLE_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
 
 
@@ -75,13 +79,18 @@ def _parses(block: str) -> bool:
     return True
 
 
+def _drop_comma(m: re.Match[str]) -> str:
+    return m[1] or m[2]
+
+
 def repair(block: str) -> str | None:
     """A conservative repair: quotes, Python literals, trailing commas, missing closers."""
     fixed = _SINGLE_QUOTED.sub(lambda m: json.dumps(m.group(1)), block)
-    fixed = _PY_LITERALS.sub(lambda m: {"True": "true", "False": "false"}.get(m[1], "null"), fixed)
-    fixed = _TRAILING_COMMA.sub(r"\1", fixed)
+    fixed = _PY_LITERALS.sub(lambda m: m[1] or _LITERALS[m[2]], fixed)
+    fixed = _TRAILING_COMMA.sub(_drop_comma, fixed)
     missing = [_CLOSERS[c] for c in _walk(fixed)[1]]
-    fixed = _TRAILING_COMMA.sub(r"\1", fixed.rstrip().rstrip(",") + "".join(reversed(missing)))
+    closed = fixed.rstrip().rstrip(",") + "".join(reversed(missing))
+    fixed = _TRAILING_COMMA.sub(_drop_comma, closed)
     return fixed if _parses(fixed) else None
 
 

@@ -18,7 +18,7 @@ _WORD = re.compile(r"\S+")
 
 
 class ReadingTimeParams(ScannerParams):
-    max_time: float = Field(gt=0)
+    max_time: float = Field(gt=0, allow_inf_nan=False)
     truncate: bool = False
 
     def can_redact(self) -> bool:
@@ -44,9 +44,22 @@ class ReadingTimeScanner:
         return ScanResult(text[: words[self.max_words - 1].end()], False, score)
 
 
+def max_words(max_time: float) -> int:
+    """The most words whose reading time ``words / 200`` does not exceed ``max_time``.
+
+    ``int(max_time * 200)`` alone can be one off (``0.29 * 200`` is ``57.99999999999999``).
+    """
+    words = int(max_time * WORDS_PER_MINUTE)
+    if words / WORDS_PER_MINUTE > max_time:
+        return words - 1
+    if (words + 1) / WORDS_PER_MINUTE <= max_time:
+        return words + 1
+    return words
+
+
 def build(params: ReadingTimeParams, rewrite: bool) -> ReadingTimeScanner:
     return ReadingTimeScanner(
-        max_words=int(params.max_time * WORDS_PER_MINUTE),
+        max_words=max_words(params.max_time),
         max_time=params.max_time,
         truncate=params.truncate and rewrite,
     )

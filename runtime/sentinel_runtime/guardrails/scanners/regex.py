@@ -26,8 +26,11 @@ from sentinel_runtime.guardrails.scanners.base import (
 SCAN_TIMEOUT_SECONDS = 0.25
 # Probe used when the policy loads: a pattern that cannot finish these in this time is
 # rejected as catastrophically backtracking instead of being discovered under traffic.
-PROBE_TIMEOUT_SECONDS = 0.05
-PROBE_LENGTH = 64
+# The regex module tames nested quantifiers on short runs ("(a+)+$" needs 3 ms for 64
+# characters), so the probe must be long enough for their polynomial blow-up to show
+# (seconds for 1024); the budget is the scan budget, which benign patterns meet by far.
+PROBE_TIMEOUT_SECONDS = SCAN_TIMEOUT_SECONDS
+PROBE_LENGTH = 1024
 
 
 class RegexParams(ScannerParams):

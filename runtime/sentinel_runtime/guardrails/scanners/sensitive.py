@@ -1,8 +1,8 @@
 """``sensitive`` scanner: email, phone, credit card and IPv4 patterns (seed 003).
 
 Matches are replaced with ``<EMAIL>``, ``<PHONE>``, ``<CREDIT_CARD>`` and ``<IP_ADDRESS>``
-as KAITO does. Card numbers must pass the Luhn check and phone numbers need 10 to 15
-digits with a separator or a leading ``+``, which keeps order numbers and timestamps out.
+as KAITO does. Card numbers must pass the Luhn check; phone numbers need 10 to 15 digits
+with a separator or a leading ``+``, and ISO dates, times and ISBN-13s are left alone.
 """
 
 from __future__ import annotations
@@ -28,9 +28,14 @@ ALL_DETECTORS: tuple[Detector, ...] = ("email", "phone", "credit_card", "ip_addr
 _EMAIL = re.compile(
     r"(?<![\w.+-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"
 )
-_PHONE = re.compile(r"(?<![\w+])\+?\d[\d().\- ]{8,}\d(?!\w)")
-_CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
-_IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?!\.?\d)")
+# Each pattern starts by consuming a character and only then looks behind it: a leading
+# lookbehind would make the engine try every position instead of skipping to candidates.
+_PHONE = re.compile(r"[+(\d](?<![\w+(][+(\d])(?:(?<=[+(])\(?\d|(?<=\d))[\d().\- ]{8,}\d(?!\w)")
+# Not phone numbers although they are digit runs with separators.
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_TIME_AFTER = re.compile(r":\d")
+_CARD = re.compile(r"\d(?<![\d-]\d)(?:[ -]?\d){12,18}(?![\d-])")
+_IPV4 = re.compile(r"\d(?<![\d.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?!\.?\d)")
 _NON_DIGIT = re.compile(r"\D")
 
 
@@ -49,12 +54,24 @@ def _emails(text: str) -> Iterator[tuple[int, int]]:
         yield from (m.span() for m in _EMAIL.finditer(text))
 
 
+def _isbn13(digits: str) -> bool:
+    if len(digits) != 13 or not digits.startswith(("978", "979")):
+        return False
+    total = sum(int(d) * (3 if i % 2 else 1) for i, d in enumerate(digits))
+    return total % 10 == 0
+
+
 def _phones(text: str) -> Iterator[tuple[int, int]]:
     for m in _PHONE.finditer(text):
         candidate = m.group(0)
         digits = _NON_DIGIT.sub("", candidate)
-        if 10 <= len(digits) <= 15 and (candidate[0] == "+" or digits != candidate):
-            yield m.span()
+        if not 10 <= len(digits) <= 15 or digits == candidate:
+            continue
+        if _ISO_DATE.search(candidate) or _TIME_AFTER.match(text, m.end()):
+            continue  # "2024-01-15 10:30" is a timestamp
+        if candidate[0] not in "+(" and _isbn13(digits):
+            continue  # "978-3-16-148410-0" is a book
+        yield m.span()
 
 
 def _cards(text: str) -> Iterator[tuple[int, int]]:

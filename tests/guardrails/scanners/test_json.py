@@ -1,0 +1,139 @@
+"""``json`` scanner: seed 003 fields and defaults, candidates, repair, required elements."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from sentinel_runtime.guardrails.scanners import REGISTRY
+from sentinel_runtime.guardrails.scanners.base import ScanResult
+from sentinel_runtime.guardrails.scanners.json import SCANNER, JsonParams
+
+
+def scan(text: str, *, rewrite: bool = True, **config: Any) -> ScanResult:
+    params = SCANNER.params.model_validate(config)
+    return SCANNER.build(params, rewrite).scan(text)
+
+
+def test_registered_under_seed_name() -> None:
+    assert REGISTRY["json"] is SCANNER
+
+
+def test_seed_defaults() -> None:
+    params = JsonParams.model_validate({})
+    assert params.required_elements == 0
+    assert params.repair is True
+    assert params.can_redact() is True
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('{"a": 1}', id="bare-object"),
+        pytest.param('Result: {"a": {"b": [1, 2, {"c": null}]}} done.', id="nested-in-prose"),
+        pytest.param('{"text": "braces }{ in a string"}', id="braces-inside-string"),
+        pytest.param('{"q": "escaped \\" quote }"}', id="escaped-quote-in-string"),
+        pytest.param('one {"a": 1} two {"b": 2}', id="two-valid-objects"),
+    ],
+)
+def test_valid_json_is_clean(text: str) -> None:
+    assert scan(text) == ScanResult(text, True, -1.0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("Plain prose without any structure.", id="no-brackets"),
+        pytest.param("As noted [citation needed], and see [1] [2].", id="square-brackets"),
+        pytest.param("A list: [1, 2, 3,] is not checked.", id="broken-array-in-prose"),
+    ],
+)
+def test_text_without_objects_is_not_json(text: str) -> None:
+    assert scan(text).valid
+
+
+@pytest.mark.parametrize(
+    ("broken", "repaired"),
+    [
+        pytest.param('{"a": 1, "b": [1, 2,],}', '{"a": 1, "b": [1, 2]}', id="trailing-commas"),
+        pytest.param("{'a': 'b', 'n': 2}", '{"a": "b", "n": 2}', id="single-quotes"),
+        pytest.param('{"a": [1, 2', '{"a": [1, 2]}', id="unclosed-array-and-object"),
+        pytest.param('{"a": {"b": 1', '{"a": {"b": 1}}', id="unclosed-nested-objects"),
+        pytest.param('{"a": 1,', '{"a": 1}', id="unclosed-after-comma"),
+        pytest.param(
+            "{'ok': True, 'no': False, 'x': None}",
+            '{"ok": true, "no": false, "x": null}',
+            id="python-literals",
+        ),
+    ],
+)
+def test_repairs_broken_json(broken: str, repaired: str) -> None:
+    result = scan(f"Here you go: {broken}")
+    assert result == ScanResult(f"Here you go: {repaired}", False, 1.0)
+    json.loads(repaired)
+
+
+def test_repair_does_not_rewrite_string_contents() -> None:
+    broken = '{"title": "True story, None of it,}", "tags": ["a",],}'
+    result = scan(broken)
+    assert not result.valid
+    assert json.loads(result.text) == {"title": "True story, None of it,}", "tags": ["a"]}
+
+
+def test_only_broken_blocks_are_rewritten() -> None:
+    result = scan('x {"a": True} y {"b": 2,} z')
+    assert result.text == 'x {"a": true} y {"b": 2} z'
+
+
+def test_unrepairable_block_is_a_hit_left_unchanged() -> None:
+    text = "Use {curly braces} for templates."
+    assert scan(text) == ScanResult(text, False, 1.0)
+
+
+def test_one_unrepairable_block_leaves_the_whole_text_unchanged() -> None:
+    text = 'a {"ok": 1,} b {not json} c'
+    assert scan(text) == ScanResult(text, False, 1.0)
+
+
+def test_repair_false_reports_broken_json_without_rewriting() -> None:
+    text = '{"a": 1,}'
+    assert scan(text, repair=False) == ScanResult(text, False, 1.0)
+    assert JsonParams.model_validate({"repair": False}).can_redact() is False
+
+
+def test_block_action_does_not_rewrite() -> None:
+    text = '{"a": 1,}'
+    assert scan(text, rewrite=False) == ScanResult(text, False, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "required", "valid"),
+    [
+        pytest.param("no json here", 1, False, id="none-of-one"),
+        pytest.param('{"a": 1}', 1, True, id="one-of-one"),
+        pytest.param('{"a": 1}', 2, False, id="one-of-two"),
+        pytest.param('{"a": 1} and {"b": 2}', 2, True, id="two-of-two"),
+        pytest.param("[1, 2]", 1, False, id="array-is-not-an-element"),
+    ],
+)
+def test_required_elements(text: str, required: int, valid: bool) -> None:
+    result = scan(text, required_elements=required)
+    assert result.valid is valid
+    assert result.text == text
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        pytest.param({"required_elements": -1}, id="negative-count"),
+        pytest.param({"required_elements": "2"}, id="count-as-string"),
+        pytest.param({"required_elements": 1.5}, id="count-as-float"),
+        pytest.param({"repair": "false"}, id="bool-as-string"),
+    ],
+)
+def test_invalid_config_is_rejected(config: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        JsonParams.model_validate(config)
