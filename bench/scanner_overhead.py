@@ -23,6 +23,7 @@ from stats import median, p99, table, timings_ms
 from texts import assistant_text
 
 SIZES = (200, 2_000, 20_000)
+PLANTED_SECRETS = ("AKIAIOSFODNN7EXAMPLE",)
 
 
 def _iterations(size: int, quick: bool) -> int:
@@ -30,12 +31,11 @@ def _iterations(size: int, quick: bool) -> int:
     return max(20, base // 10) if quick else base
 
 
-def _tempfile_detect_secrets():
+def _tempfile_detect_secrets(plugin_names: tuple[str, ...]):
     from detect_secrets import SecretsCollection
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.settings import transient_settings
 
-    plugins = [{"name": c.__name__} for c in get_mapping_from_secret_type_to_class().values()]
+    plugins = [{"name": name} for name in plugin_names]
 
     def scan(text: str) -> set[tuple[str, str]]:
         handle = tempfile.NamedTemporaryFile("w", delete=False)  # noqa: SIM115
@@ -64,22 +64,25 @@ def _llm_guard_scanners(patterns: list[str]):
 
     regex = Regex(patterns=patterns, is_blocked=True, redact=True)
     secrets = Secrets(redact_mode="partial")
+    # llm-guard registers its own plugins in detect-secrets' process-wide plugin registry;
+    # it must do so before anything else fills that registry's cache.
+    secrets.scan("warm-up")
 
-    def scan(text: str) -> tuple[bool, bool]:
+    def scan(text: str) -> tuple[bool, str]:
         redacted, regex_valid, _ = regex.scan("", text)
-        _, secrets_valid, _ = secrets.scan(redacted)
-        return regex_valid, secrets_valid
+        sanitized, secrets_valid, _ = secrets.scan(redacted)
+        return regex_valid and secrets_valid, sanitized
 
     return scan
 
 
 def run(quick: bool = False) -> str:
     policy = read_policy_file(default_policy_path())
-    engine = build_engine(policy, default_policy_path())
     regex_spec = policy.scanners[0]
-    ours_secrets = secrets_scanner.engine()
-    baseline_secrets = _tempfile_detect_secrets()
     llm_guard = _llm_guard_scanners(list(regex_spec.params.patterns))
+    engine = build_engine(policy, default_policy_path())
+    ours_secrets = secrets_scanner.engine()
+    baseline_secrets = _tempfile_detect_secrets(ours_secrets.plugin_names)
     rows: list[list[str]] = []
     for size in SIZES:
         for with_findings in (False, True):
@@ -102,15 +105,15 @@ def run(quick: bool = False) -> str:
             if llm_guard is not None:
                 lg = timings_ms(lambda t=text: llm_guard(t), base_n, warmup=3)
                 outcome = engine.scan(text)
-                ours_types = {h.type for h in outcome.hits}
-                lg_regex_valid, lg_secrets_valid = llm_guard(text)
-                same = (("regex" not in ours_types) == lg_regex_valid) and (
-                    ("secrets" not in ours_types) == lg_secrets_valid
-                )
+                ours_flagged = bool({"regex", "secrets"} & {h.type for h in outcome.hits})
+                lg_valid, lg_text = llm_guard(text)
+                same = ours_flagged == (not lg_valid)
+                left = [f for f in PLANTED_SECRETS if f in lg_text]
                 row += [
                     f"{median(lg):.3f}",
                     f"{median(lg) / median(ours):.1f}x",
                     "yes" if same else "NO",
+                    ", ".join(left) or "none",
                 ]
             rows.append(row)
     header = [
@@ -123,7 +126,7 @@ def run(quick: bool = False) -> str:
         "same secrets",
     ]
     if llm_guard is not None:
-        header += ["llm-guard ms", "vs llm-guard", "same verdicts"]
+        header += ["llm-guard ms", "vs llm-guard", "same verdict", "llm-guard leaves"]
     note = (
         "llm-guard: not installed (pip install '.[llm-guard]' to add it side by side)"
         if llm_guard is None

@@ -238,15 +238,14 @@ GateKey = tuple[tuple[str, ...], bool, tuple[str, ...], str, int]
 @pytest.fixture(scope="module")
 def engine_gates() -> set[GateKey]:
     gates: set[GateKey] = set()
-    for literals, folded, *rest in engine(tuple(sorted(builtin_plugins()))).gates:
-        *and_any_of, pattern = rest
+    for gate in engine(tuple(sorted(builtin_plugins()))).gates:
         gates.add(
             (
-                tuple(literals),
-                folded,
-                tuple(and_any_of[0]) if and_any_of else (),
-                pattern.pattern,
-                pattern.flags | re.MULTILINE,
+                gate.any_of,
+                gate.folded,
+                gate.and_any_of,
+                gate.regex.pattern,
+                gate.regex.flags | re.MULTILINE,
             )
         )
     return gates

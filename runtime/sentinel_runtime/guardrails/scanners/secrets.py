@@ -130,6 +130,50 @@ class _NamedStringIO(io.StringIO):
 
 
 @dataclass(frozen=True)
+class Gate:
+    """One plugin regex and the cheap checks that decide whether it needs to run."""
+
+    regex: re.Pattern[str]
+    any_of: tuple[str, ...] = ()  # PREGATES: per-line literals
+    folded: bool = False
+    and_any_of: tuple[str, ...] = ()
+    prefixes: tuple[str, ...] = ()  # derived: every match starts with one of these
+
+
+def literal_prefixes(pattern: re.Pattern[str]) -> tuple[str, ...]:
+    """Literal strings one of which starts every match of a case-sensitive ``pattern``.
+
+    Empty when none can be read off the pattern (a class, an assertion or IGNORECASE first).
+    Uses the ``re`` module's own parser, so the answer is what ``re`` will match.
+    """
+    if pattern.flags & re.IGNORECASE:
+        return ()
+    try:
+        from re import _constants, _parser  # type: ignore[attr-defined]
+
+        parsed = _parser.parse(pattern.pattern, pattern.flags)
+    except Exception:  # a parser we do not know: no shortcut, just run the regex
+        return ()
+
+    def walk(items: list[tuple[object, object]]) -> tuple[str, ...]:
+        literal: list[str] = []
+        for op, arg in items:
+            if op is _constants.LITERAL:
+                literal.append(chr(arg))  # type: ignore[arg-type]
+                continue
+            if not literal and op is _constants.SUBPATTERN:
+                _group, add_flags, del_flags, sub = arg  # type: ignore[misc]
+                return () if add_flags or del_flags else walk(list(sub))
+            if not literal and op is _constants.BRANCH:
+                branches = [walk(list(branch)) for branch in arg[1]]  # type: ignore[index]
+                return () if not all(branches) else tuple(p for b in branches for p in b)
+            break
+        return ("".join(literal),) if literal else ()
+
+    return walk(list(parsed))
+
+
+@dataclass(frozen=True)
 class Finding:
     secret_type: str
     value: str
@@ -156,7 +200,7 @@ class _DetectSecretsEngine:
         self._get_transformed_file = get_transformed_file
         self.plugin_names = plugin_names
         self.plugins = [builtin_plugins()[name]() for name in plugin_names]
-        gates: list[tuple[tuple[str, ...], bool, tuple[str, ...], re.Pattern[str]]] = []
+        gates: list[Gate] = []
         self.denylists: dict[str, list[re.Pattern[str]]] = {}
         for plugin in self.plugins:
             if isinstance(plugin, RegexBasedDetector):
@@ -172,11 +216,11 @@ class _DetectSecretsEngine:
             else:  # pragma: no cover - a new plugin family needs its own gate
                 raise RuntimeError(f"no gate for detect-secrets plugin {type(plugin).__name__}")
             any_of, folded, and_any_of = PREGATES.get(type(plugin).__name__, ((), False, ()))
-            # MULTILINE: per-line anchors must still match inside the joined text.
-            gates.extend(
-                (any_of, folded, and_any_of, re.compile(p.pattern, p.flags | re.MULTILINE))
-                for p in patterns
-            )
+            for pattern in patterns:
+                # MULTILINE: per-line anchors must still match inside the joined text.
+                regex = re.compile(pattern.pattern, pattern.flags | re.MULTILINE)
+                prefixes = () if any_of else literal_prefixes(regex)
+                gates.append(Gate(regex, any_of, folded, and_any_of, prefixes))
         self.gates = tuple(gates)
 
     def _candidate_lines(self, lines: list[str]) -> list[int]:
@@ -191,22 +235,24 @@ class _DetectSecretsEngine:
             starts.append(starts[-1] + len(line) + 1)
         folded_lines: list[str] | None = None
         hits: set[int] = set()
-        for any_of, folded, and_any_of, gate in self.gates:
-            if not any_of:
-                for m in gate.finditer(joined):
+        for gate in self.gates:
+            if not gate.any_of:
+                if gate.prefixes and not any(p in joined for p in gate.prefixes):
+                    continue
+                for m in gate.regex.finditer(joined):
                     first = bisect.bisect_right(starts, m.start())
                     last = bisect.bisect_right(starts, max(m.start(), m.end() - 1))
                     hits.update(range(first, last + 1))
                 continue
-            if folded and folded_lines is None:
+            if gate.folded and folded_lines is None:
                 folded_lines = [line.casefold() for line in lines]
-            haystacks = folded_lines if folded else lines
+            haystacks = folded_lines if gate.folded else lines
             for number, (line, haystack) in enumerate(zip(lines, haystacks, strict=True), 1):
                 if (
                     number not in hits
-                    and any(lit in haystack for lit in any_of)
-                    and (not and_any_of or any(c in line for c in and_any_of))
-                    and gate.search(line)
+                    and any(lit in haystack for lit in gate.any_of)
+                    and (not gate.and_any_of or any(c in line for c in gate.and_any_of))
+                    and gate.regex.search(line)
                 ):
                     hits.add(number)
         return sorted(hits)
