@@ -153,3 +153,21 @@ def test_parsing_an_llm_guard_policy_does_not_import_heavy_backends() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.llm_guard
+@pytest.mark.skipif(not LLM_GUARD_INSTALLED, reason="needs the llm-guard extra")
+def test_real_llm_guard_scanner_runs_through_the_adapter() -> None:
+    # NoRefusalLight and BanSubstrings need no model download, so they run offline.
+    policy = parse_policy(
+        "scanners:\n"
+        "  - type: llm_guard\n    action: block\n    scanner: NoRefusalLight\n"
+        "  - type: llm_guard\n    scanner: BanSubstrings\n"
+        "    params: {substrings: [Project Falcon], match_type: str}\n"
+    )
+    engine = build_engine(policy, "")
+    assert [a.spec.type for a in engine.scanners] == ["llm_guard", "llm_guard"]
+    assert engine.scan("Project Falcon ships today").text == "[REDACTED] ships today"
+    refused = engine.scan("I'm sorry, but I cannot help with that request.")
+    assert refused.action == "block"
+    assert engine.scan("Here is the summary you asked for.").action is None
