@@ -10,13 +10,12 @@ from pydantic import ValidationError
 from sentinel_runtime.guardrails.scanners import REGISTRY
 from sentinel_runtime.guardrails.scanners.ban_substrings import SCANNER, BanSubstringsParams
 from sentinel_runtime.guardrails.scanners.base import REDACTION, ScanResult
+from support.scanners import scanning
 
 R = REDACTION
 
 
-def scan(text: str, *, rewrite: bool = True, **config: Any) -> ScanResult:
-    params = SCANNER.params.model_validate(config)
-    return SCANNER.build(params, rewrite).scan(text)
+scan = scanning(SCANNER)
 
 
 def test_registered_under_seed_name() -> None:

@@ -11,11 +11,9 @@ from pydantic import ValidationError
 from sentinel_runtime.guardrails.scanners import REGISTRY
 from sentinel_runtime.guardrails.scanners.base import ScanResult
 from sentinel_runtime.guardrails.scanners.json import SCANNER, JsonParams
+from support.scanners import scanning
 
-
-def scan(text: str, *, rewrite: bool = True, **config: Any) -> ScanResult:
-    params = SCANNER.params.model_validate(config)
-    return SCANNER.build(params, rewrite).scan(text)
+scan = scanning(SCANNER)
 
 
 def test_registered_under_seed_name() -> None:

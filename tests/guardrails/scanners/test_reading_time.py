@@ -8,17 +8,14 @@ import pytest
 from pydantic import ValidationError
 
 from sentinel_runtime.guardrails.scanners import REGISTRY
-from sentinel_runtime.guardrails.scanners.base import ScanResult
 from sentinel_runtime.guardrails.scanners.reading_time import (
     SCANNER,
     WORDS_PER_MINUTE,
     ReadingTimeParams,
 )
+from support.scanners import scanning
 
-
-def scan(text: str, *, rewrite: bool = True, **config: Any) -> ScanResult:
-    params = SCANNER.params.model_validate(config)
-    return SCANNER.build(params, rewrite).scan(text)
+scan = scanning(SCANNER)
 
 
 def words(count: int, sep: str = " ") -> str:

@@ -11,14 +11,13 @@ from sentinel_runtime.guardrails.policy import parse_policy
 from sentinel_runtime.guardrails.scanners import REGISTRY
 from sentinel_runtime.guardrails.scanners.base import REDACTION, ScanResult
 from sentinel_runtime.guardrails.scanners.regex import SCANNER, RegexParams
+from support.scanners import scanning
 
 # Passes the load-time probe (runs of one character) but backtracks exponentially on "abab…!".
 SCAN_TIME_REDOS = r"(?:a|b|ab)+$"
 
 
-def scan(text: str, *, rewrite: bool = True, **config: Any) -> ScanResult:
-    params = SCANNER.params.model_validate(config)
-    return SCANNER.build(params, rewrite).scan(text)
+scan = scanning(SCANNER)
 
 
 def test_registered_under_seed_name() -> None:

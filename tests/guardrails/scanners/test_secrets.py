@@ -21,6 +21,7 @@ from sentinel_runtime.guardrails.scanners.secrets import (
     default_plugins,
     engine,
 )
+from support.scanners import scanning
 
 GHP = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # 36 characters after the prefix
 AWS = "AKIAIOSFODNN7EXAMPLE"
@@ -28,9 +29,7 @@ PASSWORD = "hunter2isgreat"
 ALL = sorted(builtin_plugins())  # keyword and high-entropy detectors are opt-in
 
 
-def scan(text: str, *, rewrite: bool = True, **config: Any) -> ScanResult:
-    params = SCANNER.params.model_validate(config)
-    return SCANNER.build(params, rewrite).scan(text)
+scan = scanning(SCANNER)
 
 
 def test_registered_under_seed_name() -> None:

@@ -15,11 +15,9 @@ from sentinel_runtime.guardrails.scanners.sensitive import (
     SensitiveParams,
     luhn_valid,
 )
+from support.scanners import scanning
 
-
-def scan(text: str, *, rewrite: bool = True, **config: Any) -> ScanResult:
-    params = SCANNER.params.model_validate(config)
-    return SCANNER.build(params, rewrite).scan(text)
+scan = scanning(SCANNER)
 
 
 def test_registered_under_seed_name() -> None:

@@ -1,0 +1,16 @@
+"""Run one scanner type the way the engine does: params validated, then built, then scan."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sentinel_runtime.guardrails.scanners.base import ScannerType, ScanResult
+
+
+def scanning(scanner: ScannerType) -> Callable[..., ScanResult]:
+    def scan(text: str, *, rewrite: bool = True, **config: Any) -> ScanResult:
+        params = scanner.params.model_validate(config)
+        return scanner.build(params, rewrite).scan(text)
+
+    return scan
