@@ -99,3 +99,11 @@ def test_scan_rejects_non_utf8_input() -> None:
     result = run("scan", stdin=b"\xff\xfe bad")
     assert result.returncode == 1
     assert "not UTF-8" in result.stderr.decode()
+
+
+def test_policy_types_lists_every_registered_type_with_its_fields() -> None:
+    out = run("policy", "types").stdout.decode()
+    for name in ("regex", "ban_substrings", "json", "reading_time", "secrets", "sensitive"):
+        assert f"\n{name}: " in f"\n{out}"
+    assert "    patterns: list[str] (required)" in out
+    assert "    limit: int (default 4096)" in out

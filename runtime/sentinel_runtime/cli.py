@@ -1,4 +1,4 @@
-"""The ``sentinel`` command: ``serve``, ``policy check``, ``policy default``, ``scan``.
+"""The ``sentinel`` command: ``serve``, ``policy check|default|types``, ``scan``.
 
 Other distributions' commands (the operator's ``sentinel operator``) register through the
 ``sentinel.commands`` entry-point group, so the runtime never imports the operator.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -17,6 +18,7 @@ from typing import Any
 from sentinel_runtime import __version__
 from sentinel_runtime.guardrails import policy as policy_mod
 from sentinel_runtime.guardrails.engine import OutputGuardrailsError, build_engine
+from sentinel_runtime.guardrails.scanners import REGISTRY
 from sentinel_runtime.guardrails.state import default_policy_path
 from sentinel_runtime.observability import logs
 
@@ -30,8 +32,6 @@ ENTRY_POINT_GROUP = "sentinel.commands"
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import os
-
     import uvicorn
 
     from sentinel_runtime.api.app import create_app
@@ -120,6 +120,18 @@ def _policy_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _policy_types(args: argparse.Namespace) -> int:
+    for name, definition in REGISTRY.items():
+        print(f"{name}: {definition.summary}")
+        for field_name, field in definition.params.model_fields.items():
+            default = "required" if field.is_required() else f"default {field.get_default()!r}"
+            shown = getattr(field.annotation, "__name__", None)
+            if not isinstance(field.annotation, type) or shown is None:
+                shown = str(field.annotation).replace("typing.", "")
+            print(f"    {field_name}: {shown} ({default})")
+    return EXIT_OK
+
+
 def _policy_default(args: argparse.Namespace) -> int:
     sys.stdout.write(Path(default_policy_path()).read_text(encoding="utf-8"))
     return EXIT_OK
@@ -184,6 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=_policy_check)
     default = policy_commands.add_parser("default", help="print the shipped default policy")
     default.set_defaults(handler=_policy_default)
+    types = policy_commands.add_parser("types", help="list scanner types and their fields")
+    types.set_defaults(handler=_policy_types)
 
     scan = commands.add_parser("scan", help="scan standard input with a policy")
     scan.add_argument("--policy", help="guardrails.yaml (default: the shipped default policy)")

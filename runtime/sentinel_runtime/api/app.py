@@ -54,7 +54,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
         length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+        if length is not None and not length.isdigit():
+            return _reject(request, 400, "invalid Content-Length header")
+        if length is not None and int(length) > MAX_BODY_BYTES:
             return _reject(request, 413, f"request body larger than {MAX_BODY_BYTES} bytes")
         key = settings.RUNTIME_API_KEY
         if key and request.url.path not in OPEN_PATHS:
