@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -61,6 +62,9 @@ def _llm_guard_scanners(patterns: list[str]):
         return None
     from llm_guard.input_scanners import Secrets
     from llm_guard.output_scanners import Regex
+    from llm_guard.util import configure_logger
+
+    configure_logger("ERROR", stream=sys.stderr)  # its per-scan log lines would flood the table
 
     regex = Regex(patterns=patterns, is_blocked=True, redact=True)
     secrets = Secrets(redact_mode="partial")

@@ -128,6 +128,13 @@ def test_list_content_parts_are_scanned_as_one_text(guarded) -> None:
     assert completion.choices[0].message.content == "key [REDACTED] end"
 
 
+def test_refusal_parts_are_scanned_too(guarded) -> None:
+    runtime, fake = guarded
+    fake.content = [{"type": "refusal", "refusal": f"I cannot share {AWS_KEY}."}]
+    completion = ask(runtime)
+    assert completion.choices[0].message.content == "I cannot share [REDACTED]."
+
+
 def test_tool_call_only_message_is_not_scanned(guarded) -> None:
     runtime, fake = guarded
     fake.message = {

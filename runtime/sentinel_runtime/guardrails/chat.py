@@ -24,10 +24,13 @@ def _text_of(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
+        # Assistant content parts carry text as "text" or, for refusals, "refusal".
         texts = [
-            part["text"]
+            value
             for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
+            if isinstance(part, dict)
+            for key in ("text", "refusal")
+            if isinstance(value := part.get(key), str)
         ]
         return "".join(texts) if texts else None
     return None

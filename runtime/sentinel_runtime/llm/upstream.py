@@ -53,6 +53,15 @@ class UpstreamGenerator:
         data = await self._request("POST", self.chat_url, payload)
         if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
             raise self._fail(502, "bad_response", "LLM upstream returned no 'choices' list")
+        for choice in data["choices"]:
+            message = choice.get("message") if isinstance(choice, dict) else None
+            # Anything but text, text parts or nothing could carry text the guardrails miss.
+            if not isinstance(message, dict) or not isinstance(
+                message.get("content"), str | list | None
+            ):
+                raise self._fail(
+                    502, "bad_response", "LLM upstream returned a message that cannot be scanned"
+                )
         return data
 
     async def models(self) -> dict[str, Any]:

@@ -39,19 +39,6 @@ def _check_context_window(services: Services, body: dict[str, Any]) -> None:
         )
 
 
-def _check_scannable(response: dict[str, Any]) -> None:
-    for choice in response["choices"]:
-        message = choice.get("message") if isinstance(choice, dict) else None
-        if not isinstance(message, dict):
-            raise UpstreamError(
-                502, "bad_response", "LLM upstream returned a choice without a message"
-            )
-        if not isinstance(message.get("content"), str | list | None):
-            raise UpstreamError(
-                502, "bad_response", "LLM upstream returned message content that cannot be scanned"
-            )
-
-
 @router.post("/chat/completions")
 async def chat_completions(request: ChatCompletionRequest, services: ServicesDep) -> dict[str, Any]:
     started = time.perf_counter()
@@ -73,7 +60,6 @@ async def chat_completions(request: ChatCompletionRequest, services: ServicesDep
         body = request.model_dump(exclude_none=True, exclude={"index_name"})
         _check_context_window(services, body)
         response = await services.generator.complete(body)
-        _check_scannable(response)
         response_id = str(response.get("id") or f"chatcmpl-{uuid.uuid4().hex}")
         response["id"] = response_id
         if engine is not None:
