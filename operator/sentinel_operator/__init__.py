@@ -1,0 +1,1 @@
+"""Sentinel operator: reconciles RAGEngine resources into a policy ConfigMap and a runtime."""

@@ -1,0 +1,275 @@
+"""The RAGEngine resource as typed models: the one definition of its schema.
+
+The operator reads specs only through :class:`RAGEngineSpec`; ``crds/ragengine.yaml`` is
+generated from these models by :func:`crd_manifest` (``sentinel operator crd``), and a test
+fails when the committed file and the models drift apart. The spec mirrors KAITO's
+``kaito.sh/v1beta1`` RAGEngine, so a KAITO manifest needs only a new ``apiVersion``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_camel
+
+GROUP = "rag.sentinel.dev"
+VERSION = "v1alpha1"
+KIND = "RAGEngine"
+PLURAL = "ragengines"
+SINGULAR = "ragengine"
+SHORT_NAMES = ["rag"]
+DEFAULT_MOUNT_PATH = "/mnt/data"
+
+
+class _Model(BaseModel):
+    # Unknown fields are kept out by the apiserver's pruning; here they are ignored.
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class LabelSelector(_Model):
+    match_labels: dict[str, str] | None = Field(default=None, description="Node labels to require.")
+
+
+class ComputeSpec(_Model):
+    """KAITO's compute block; only labelSelector.matchLabels is used, as a nodeSelector."""
+
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-preserve-unknown-fields": True})
+
+    instance_type: str | None = Field(default=None, description="Accepted for KAITO; unused.")
+    label_selector: LabelSelector | None = None
+
+
+class PersistentVolumeSpec(_Model):
+    persistent_volume_claim: str = Field(min_length=1, description="PVC holding index and audit.")
+    mount_path: str = Field(
+        default=DEFAULT_MOUNT_PATH, pattern=r"^/", description="Where the volume is mounted."
+    )
+
+
+class VectorDBSpec(_Model):
+    engine: Literal["milvus"] = Field(description="Shared vector database engine.")
+    url: str = Field(min_length=1, description="Connection URL, e.g. http://milvus:19530.")
+    access_secret: str | None = Field(
+        default=None, description="Secret with key VECTOR_DB_ACCESS_SECRET."
+    )
+
+
+class StorageSpec(_Model):
+    persistent_volume: PersistentVolumeSpec | None = None
+    vector_db: VectorDBSpec | None = Field(default=None, alias="vectorDB")
+
+
+class LocalEmbeddingSpec(_Model):
+    model_id: str = Field(
+        min_length=1,
+        alias="modelID",
+        description="sentence-transformers model, e.g. BAAI/bge-small-en-v1.5.",
+    )
+
+
+class RemoteEmbeddingSpec(_Model):
+    url: str = Field(min_length=1, description="OpenAI-compatible /v1/embeddings base URL.")
+    access_secret: str | None = Field(
+        default=None, description="Secret with key EMBEDDING_ACCESS_SECRET."
+    )
+
+
+class EmbeddingSpec(_Model):
+    """Exactly one of local and remote; absent means the built-in embedder."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": "!(has(self.local) && has(self.remote))",
+                    "message": "embedding: set exactly one of local and remote",
+                }
+            ]
+        }
+    )
+
+    local: LocalEmbeddingSpec | None = None
+    remote: RemoteEmbeddingSpec | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> EmbeddingSpec:
+        if self.local is not None and self.remote is not None:
+            raise ValueError("embedding: set exactly one of local and remote")
+        return self
+
+
+class InferenceServiceSpec(_Model):
+    url: str = Field(
+        min_length=1, description="OpenAI-compatible base URL, e.g. http://vllm:8000/v1."
+    )
+    access_secret: str | None = Field(
+        default=None, description="Secret with key LLM_ACCESS_SECRET."
+    )
+    model: str | None = Field(default=None, description="Model name sent upstream.")
+    context_window_size: int | None = Field(
+        default=None, ge=1, description="Input plus output tokens the LLM accepts."
+    )
+
+
+class ConfigMapRef(_Model):
+    name: str = Field(min_length=1, max_length=253)
+
+
+class GuardrailsSpec(_Model):
+    enabled: bool = Field(default=False, description="Scan every answer with the policy.")
+    config_map_ref: ConfigMapRef | None = Field(
+        default=None,
+        description="ConfigMap holding guardrails.yaml; without it the operator's template is "
+        "copied into the namespace once.",
+    )
+
+
+class RAGEngineSpec(_Model):
+    compute: ComputeSpec | None = None
+    storage: StorageSpec | None = None
+    embedding: EmbeddingSpec | None = None
+    inference_service: InferenceServiceSpec | None = None
+    guardrails: GuardrailsSpec | None = None
+    replicas: int = Field(default=1, ge=0, le=100, description="Runtime pod replicas.")
+    resources: dict[str, Any] | None = Field(
+        default=None,
+        description="Container resources (requests, limits).",
+        json_schema_extra={"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+    )
+    image: str | None = Field(default=None, description="Runtime image; default: the operator's.")
+    service_type: Literal["ClusterIP", "NodePort", "LoadBalancer"] = "ClusterIP"
+
+
+class SkippedScanner(_Model):
+    index: int
+    type: str
+    reason: str
+
+
+class PolicyStatus(_Model):
+    config_map: str | None = None
+    sha256: str | None = None
+    active_scanners: int | None = None
+    skipped: list[SkippedScanner] | None = None
+
+
+class Condition(_Model):
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str
+    message: str = ""
+    last_transition_time: str | None = None
+    observed_generation: int | None = None
+
+
+class RAGEngineStatus(_Model):
+    observed_generation: int | None = None
+    conditions: list[Condition] | None = None
+    endpoint: str | None = None
+    ready_replicas: int | None = None
+    policy: PolicyStatus | None = None
+
+
+PRINTER_COLUMNS = [
+    {
+        "name": "Ready",
+        "type": "string",
+        "jsonPath": '.status.conditions[?(@.type=="Ready")].status',
+    },
+    {
+        "name": "Policy",
+        "type": "string",
+        "jsonPath": '.status.conditions[?(@.type=="PolicyReady")].reason',
+    },
+    {"name": "Endpoint", "type": "string", "jsonPath": ".status.endpoint"},
+    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+]
+
+
+def _structural(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """Turn pydantic's JSON Schema into a Kubernetes structural OpenAPI v3 schema."""
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        merged = {**copy.deepcopy(defs[name]), **{k: v for k, v in schema.items() if k != "$ref"}}
+        return _structural(merged, defs)
+    if "anyOf" in schema:
+        options = [s for s in schema["anyOf"] if s.get("type") != "null"]
+        if len(options) != 1:
+            raise ValueError(f"cannot express union {schema['anyOf']} in a structural schema")
+        rest = {k: v for k, v in schema.items() if k not in ("anyOf", "default")}
+        if schema.get("default") is not None:
+            rest["default"] = schema["default"]
+        return _structural({**options[0], **rest}, defs)
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in ("title", "additionalProperties") and not (
+            key == "additionalProperties" and isinstance(value, dict)
+        ):
+            continue
+        if key == "const":
+            out["enum"] = [value]
+        elif key == "exclusiveMinimum":
+            out["minimum"], out["exclusiveMinimum"] = value, True
+        elif key == "exclusiveMaximum":
+            out["maximum"], out["exclusiveMaximum"] = value, True
+        elif key == "properties":
+            out["properties"] = {name: _structural(sub, defs) for name, sub in value.items()}
+        elif key in ("items", "additionalProperties"):
+            out[key] = _structural(value, defs)
+        elif key == "default" and value is None:
+            continue
+        else:
+            out[key] = value
+    if "properties" in out or "x-kubernetes-preserve-unknown-fields" in out:
+        out.setdefault("type", "object")
+    return out
+
+
+def openapi_schema(model: type[BaseModel]) -> dict[str, Any]:
+    raw = model.model_json_schema(by_alias=True, mode="validation")
+    return _structural(raw, raw.pop("$defs", {}))
+
+
+def crd_manifest() -> dict[str, Any]:
+    """The CustomResourceDefinition, generated from the models above."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{PLURAL}.{GROUP}"},
+        "spec": {
+            "group": GROUP,
+            "names": {
+                "kind": KIND,
+                "listKind": f"{KIND}List",
+                "plural": PLURAL,
+                "singular": SINGULAR,
+                "shortNames": SHORT_NAMES,
+                "categories": ["sentinel"],
+            },
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": VERSION,
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "additionalPrinterColumns": PRINTER_COLUMNS,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "description": "A guardrailed RAG runtime and its policy.",
+                            "properties": {
+                                "apiVersion": {"type": "string"},
+                                "kind": {"type": "string"},
+                                "metadata": {"type": "object"},
+                                "spec": openapi_schema(RAGEngineSpec),
+                                "status": openapi_schema(RAGEngineStatus),
+                            },
+                        }
+                    },
+                }
+            ],
+        },
+    }

@@ -1,0 +1,234 @@
+"""Pure functions from a RAGEngine to the objects the operator owns (no API calls here).
+
+The pod runs the runtime of ``sentinel_runtime`` with environment variables named exactly
+as its :class:`~sentinel_runtime.settings.Settings` fields (checked when this module loads),
+the policy ConfigMap mounted read-only where the runtime looks for it, and the probes it
+serves. Policy *content* never appears in the pod template, so a policy edit does not roll
+the Deployment: the runtime hot-reloads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sentinel_operator import crd
+from sentinel_runtime.settings import POLICY_MOUNT_PATH, Settings
+
+RUNTIME_PORT = 5000
+POLICY_FILE = "guardrails.yaml"
+POLICY_DIR = POLICY_MOUNT_PATH.rsplit("/", 1)[0]
+RUNTIME_USER = 10001
+COMPONENT = "sentinel-runtime"
+ENGINE_LABEL = f"{crd.GROUP}/engine"
+# Secret keys KAITO's runtime reads; the same key names here.
+LLM_SECRET_KEY = "LLM_ACCESS_SECRET"
+# The default policy: a ConfigMap in the operator's namespace, copied once into each
+# namespace that needs it under the same name (namespace-shared, never owned).
+POLICY_TEMPLATE = "sentinel-guardrails-policy-template"
+
+
+def env_name(name: str) -> str:
+    """``name`` if the runtime reads it; a typo here fails at import, not in a cluster."""
+    if name not in Settings.model_fields:
+        raise KeyError(f"the runtime reads no environment variable {name!r}")
+    return name
+
+
+@dataclass(frozen=True)
+class Engine:
+    """What the builders need to know about one RAGEngine."""
+
+    name: str
+    namespace: str
+    uid: str
+    spec: crd.RAGEngineSpec
+    default_image: str
+
+    @property
+    def policy_config_map(self) -> str | None:
+        """The ConfigMap the pod mounts: the referenced one, else the namespace's copy."""
+        guardrails = self.spec.guardrails
+        if guardrails is None or not guardrails.enabled:
+            return None
+        return guardrails.config_map_ref.name if guardrails.config_map_ref else POLICY_TEMPLATE
+
+    @property
+    def image(self) -> str:
+        return self.spec.image or self.default_image
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self.name}.{self.namespace}.svc:{RUNTIME_PORT}"
+
+
+def labels(engine: Engine) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/name": COMPONENT,
+        "app.kubernetes.io/instance": engine.name,
+        "app.kubernetes.io/managed-by": "sentinel-operator",
+        ENGINE_LABEL: engine.name,
+    }
+
+
+def selector(engine: Engine) -> dict[str, str]:
+    return {ENGINE_LABEL: engine.name}
+
+
+def owner_reference(engine: Engine) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{crd.GROUP}/{crd.VERSION}",
+        "kind": crd.KIND,
+        "name": engine.name,
+        "uid": engine.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _metadata(engine: Engine) -> dict[str, Any]:
+    return {
+        "name": engine.name,
+        "namespace": engine.namespace,
+        "labels": labels(engine),
+        "ownerReferences": [owner_reference(engine)],
+    }
+
+
+def _env(engine: Engine) -> list[dict[str, Any]]:
+    spec = engine.spec
+    # Enabled means enabled: with the policy missing the runtime refuses to answer (503),
+    # never an unscanned pass (KAITO's gap: enabled guardrails with zero scanners).
+    guardrails_on = engine.policy_config_map is not None
+    env: list[dict[str, Any]] = [
+        {"name": env_name("OUTPUT_GUARDRAILS_ENABLED"), "value": str(guardrails_on).lower()},
+        {
+            "name": env_name("OUTPUT_GUARDRAILS_POLICY_PATH"),
+            "value": POLICY_MOUNT_PATH if guardrails_on else "",
+        },
+        {"name": env_name("OUTPUT_GUARDRAILS_HOT_RELOAD_ENABLED"), "value": "true"},
+    ]
+    inference = spec.inference_service
+    if inference is not None:
+        env.append({"name": env_name("LLM_INFERENCE_URL"), "value": inference.url})
+        if inference.model:
+            env.append({"name": env_name("LLM_MODEL"), "value": inference.model})
+        if inference.context_window_size:
+            env.append(
+                {
+                    "name": env_name("LLM_CONTEXT_WINDOW"),
+                    "value": str(inference.context_window_size),
+                }
+            )
+        if inference.access_secret:
+            env.append(
+                {
+                    "name": env_name("LLM_ACCESS_SECRET"),
+                    "valueFrom": {
+                        "secretKeyRef": {"name": inference.access_secret, "key": LLM_SECRET_KEY}
+                    },
+                }
+            )
+    return env
+
+
+def _volumes(engine: Engine) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    volumes: list[dict[str, Any]] = [{"name": "tmp", "emptyDir": {}}]
+    mounts: list[dict[str, Any]] = [{"name": "tmp", "mountPath": "/tmp"}]
+    if engine.policy_config_map is not None:
+        volumes.append(
+            {
+                "name": "guardrails-policy",
+                "configMap": {
+                    "name": engine.policy_config_map,
+                    "items": [{"key": POLICY_FILE, "path": POLICY_FILE}],
+                    # A missing ConfigMap or key must not keep the pod from starting: the
+                    # runtime then reports "policy missing" (503, /ready fails) and picks the
+                    # file up by hot reload once it exists, with no restart.
+                    "optional": True,
+                },
+            }
+        )
+        mounts.append({"name": "guardrails-policy", "mountPath": POLICY_DIR, "readOnly": True})
+    storage = engine.spec.storage
+    if storage is not None and storage.persistent_volume is not None:
+        pv = storage.persistent_volume
+        volumes.append(
+            {
+                "name": "data",
+                "persistentVolumeClaim": {"claimName": pv.persistent_volume_claim},
+            }
+        )
+        mounts.append({"name": "data", "mountPath": pv.mount_path})
+    return volumes, mounts
+
+
+def _probe(path: str, period: int, failures: int) -> dict[str, Any]:
+    return {
+        "httpGet": {"path": path, "port": "http"},
+        "periodSeconds": period,
+        "timeoutSeconds": 2,
+        "failureThreshold": failures,
+    }
+
+
+def deployment(engine: Engine) -> dict[str, Any]:
+    volumes, mounts = _volumes(engine)
+    container: dict[str, Any] = {
+        "name": "runtime",
+        "image": engine.image,
+        "args": ["serve", "--host", "0.0.0.0", "--port", str(RUNTIME_PORT)],
+        "ports": [{"name": "http", "containerPort": RUNTIME_PORT, "protocol": "TCP"}],
+        "env": _env(engine),
+        "volumeMounts": mounts,
+        "livenessProbe": _probe("/health", 10, 3),
+        "readinessProbe": _probe("/ready", 5, 2),
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "runAsNonRoot": True,
+            "capabilities": {"drop": ["ALL"]},
+        },
+    }
+    if engine.spec.resources:
+        container["resources"] = engine.spec.resources
+    pod_spec: dict[str, Any] = {
+        "automountServiceAccountToken": False,
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": RUNTIME_USER,
+            "runAsGroup": RUNTIME_USER,
+            "fsGroup": RUNTIME_USER,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [container],
+        "volumes": volumes,
+    }
+    compute = engine.spec.compute
+    if compute and compute.label_selector and compute.label_selector.match_labels:
+        pod_spec["nodeSelector"] = dict(compute.label_selector.match_labels)
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _metadata(engine),
+        "spec": {
+            "replicas": engine.spec.replicas,
+            "selector": {"matchLabels": selector(engine)},
+            "template": {"metadata": {"labels": labels(engine)}, "spec": pod_spec},
+        },
+    }
+
+
+def service(engine: Engine) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _metadata(engine),
+        "spec": {
+            "type": engine.spec.service_type,
+            "selector": selector(engine),
+            "ports": [
+                {"name": "http", "port": RUNTIME_PORT, "targetPort": "http", "protocol": "TCP"}
+            ],
+        },
+    }

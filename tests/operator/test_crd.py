@@ -1,0 +1,127 @@
+"""The CRD is generated from the spec models; the committed file must match them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from sentinel_operator import crd
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = ROOT / "crds" / "ragengine.yaml"
+
+
+def _walk(node: Any) -> list[dict[str, Any]]:
+    found = []
+    if isinstance(node, dict):
+        found.append(node)
+        for value in node.values():
+            found.extend(_walk(value))
+    elif isinstance(node, list):
+        for value in node:
+            found.extend(_walk(value))
+    return found
+
+
+def test_committed_crd_is_the_generated_one() -> None:
+    committed = yaml.safe_load(COMMITTED.read_text(encoding="utf-8"))
+    assert committed == crd.crd_manifest(), (
+        "crds/ragengine.yaml is stale: run `sentinel operator crd > crds/ragengine.yaml`"
+    )
+
+
+def test_schema_is_structural() -> None:
+    schema = crd.crd_manifest()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    for node in _walk(schema):
+        assert "$ref" not in node and "anyOf" not in node and "title" not in node
+        if "properties" in node:
+            assert node.get("type") == "object"
+            assert node.get("additionalProperties") is not False
+
+
+def test_enums_bounds_defaults_and_one_of_rule_are_in_the_schema() -> None:
+    spec = crd.crd_manifest()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"][
+        "spec"
+    ]["properties"]
+    assert spec["serviceType"]["enum"] == ["ClusterIP", "NodePort", "LoadBalancer"]
+    assert spec["replicas"] == {
+        "default": 1,
+        "description": "Runtime pod replicas.",
+        "maximum": 100,
+        "minimum": 0,
+        "type": "integer",
+    }
+    assert spec["storage"]["properties"]["vectorDB"]["properties"]["engine"]["enum"] == ["milvus"]
+    rules = spec["embedding"]["x-kubernetes-validations"]
+    assert rules[0]["rule"] == "!(has(self.local) && has(self.remote))"
+    assert spec["resources"]["x-kubernetes-preserve-unknown-fields"] is True
+
+
+def test_printer_columns_and_names() -> None:
+    version = crd.crd_manifest()["spec"]["versions"][0]
+    assert [c["name"] for c in version["additionalPrinterColumns"]] == [
+        "Ready",
+        "Policy",
+        "Endpoint",
+        "Age",
+    ]
+    names = crd.crd_manifest()["spec"]["names"]
+    assert names["shortNames"] == ["rag"] and names["plural"] == "ragengines"
+    assert version["subresources"] == {"status": {}}
+
+
+KAITO_SAMPLE = """
+apiVersion: kaito.sh/v1beta1
+kind: RAGEngine
+metadata:
+  name: ragengine-start
+spec:
+  compute:
+    instanceType: "Standard_NC4as_T4_v3"
+    labelSelector:
+      matchLabels:
+        apps: ragengine-example
+  embedding:
+    local:
+      modelID: "BAAI/bge-small-en-v1.5"
+  inferenceService:
+    url: "http://workspace-phi-3-mini/v1/completions"
+    contextWindowSize: 4096
+  guardrails:
+    enabled: true
+"""
+
+
+def test_a_kaito_manifest_parses_unchanged() -> None:
+    spec = crd.RAGEngineSpec.model_validate(yaml.safe_load(KAITO_SAMPLE)["spec"])
+    assert spec.embedding is not None and spec.embedding.local is not None
+    assert spec.embedding.local.model_id == "BAAI/bge-small-en-v1.5"
+    assert spec.inference_service is not None and spec.inference_service.context_window_size == 4096
+    assert spec.compute is not None and spec.compute.label_selector is not None
+    assert spec.replicas == 1 and spec.service_type == "ClusterIP"
+
+
+@pytest.mark.parametrize(
+    ("spec", "fragment"),
+    [
+        pytest.param(
+            {"embedding": {"local": {"modelID": "m"}, "remote": {"url": "u"}}},
+            "exactly one of local and remote",
+            id="both-embeddings",
+        ),
+        pytest.param({"replicas": -1}, "replicas", id="negative-replicas"),
+        pytest.param({"serviceType": "Ingress"}, "serviceType", id="bad-service-type"),
+        pytest.param(
+            {"storage": {"vectorDB": {"engine": "qdrant", "url": "x"}}}, "engine", id="engine"
+        ),
+        pytest.param({"guardrails": {"configMapRef": {"name": ""}}}, "name", id="empty-ref"),
+    ],
+)
+def test_invalid_specs_are_rejected_with_the_field_named(spec: dict, fragment: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        crd.RAGEngineSpec.model_validate(spec)
+    assert fragment in str(caught.value)

@@ -1,0 +1,143 @@
+"""Spec -> Deployment and Service: pure functions, tested without a cluster."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from sentinel_operator import crd, manifests
+from sentinel_runtime.settings import POLICY_MOUNT_PATH, Settings
+
+BASE: dict[str, Any] = {"guardrails": {"enabled": True}}
+
+
+def engine(spec: dict[str, Any] | None = None, *, image: str = "sentinel:1") -> manifests.Engine:
+    parsed = crd.RAGEngineSpec.model_validate(BASE if spec is None else spec)
+    return manifests.Engine("demo", "team-a", "uid-123", parsed, image)
+
+
+def container(deployment: dict[str, Any]) -> dict[str, Any]:
+    return deployment["spec"]["template"]["spec"]["containers"][0]
+
+
+def env_of(deployment: dict[str, Any]) -> dict[str, Any]:
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container(deployment)["env"]}
+
+
+def test_every_env_var_is_one_the_runtime_reads() -> None:
+    spec = {
+        "guardrails": {"enabled": True, "configMapRef": {"name": "p"}},
+        "inferenceService": {
+            "url": "http://llm/v1",
+            "accessSecret": "s",
+            "model": "m",
+            "contextWindowSize": 8192,
+        },
+    }
+    names = set(env_of(manifests.deployment(engine(spec))))
+    assert names <= set(Settings.model_fields)
+    assert {"LLM_INFERENCE_URL", "LLM_ACCESS_SECRET", "LLM_MODEL", "LLM_CONTEXT_WINDOW"} <= names
+
+
+def test_guardrails_policy_is_mounted_read_only_where_the_runtime_looks() -> None:
+    deployment = manifests.deployment(engine())
+    env = env_of(deployment)
+    assert env["OUTPUT_GUARDRAILS_ENABLED"] == "true"
+    assert env["OUTPUT_GUARDRAILS_POLICY_PATH"] == POLICY_MOUNT_PATH
+    mount = next(
+        m for m in container(deployment)["volumeMounts"] if m["name"] == "guardrails-policy"
+    )
+    assert mount["readOnly"] is True
+    assert f"{mount['mountPath']}/guardrails.yaml" == POLICY_MOUNT_PATH
+    volume = next(
+        v
+        for v in deployment["spec"]["template"]["spec"]["volumes"]
+        if v["name"] == "guardrails-policy"
+    )
+    assert volume["configMap"]["name"] == manifests.POLICY_TEMPLATE  # the namespace's copy
+    assert volume["configMap"]["optional"] is True
+
+
+def test_config_map_ref_is_mounted_instead_of_the_copy() -> None:
+    spec = {"guardrails": {"enabled": True, "configMapRef": {"name": "my-policy"}}}
+    volumes = manifests.deployment(engine(spec))["spec"]["template"]["spec"]["volumes"]
+    assert {"my-policy"} == {v["configMap"]["name"] for v in volumes if "configMap" in v}
+
+
+def test_disabled_guardrails_mount_nothing_and_say_so() -> None:
+    deployment = manifests.deployment(engine({}))
+    assert env_of(deployment)["OUTPUT_GUARDRAILS_ENABLED"] == "false"
+    assert not [v for v in deployment["spec"]["template"]["spec"]["volumes"] if "configMap" in v]
+
+
+def test_probes_ports_and_security_context() -> None:
+    deployment = manifests.deployment(engine())
+    runtime = container(deployment)
+    assert runtime["livenessProbe"]["httpGet"]["path"] == "/health"
+    assert runtime["readinessProbe"]["httpGet"]["path"] == "/ready"
+    assert runtime["ports"] == [{"name": "http", "containerPort": 5000, "protocol": "TCP"}]
+    assert runtime["args"] == ["serve", "--host", "0.0.0.0", "--port", "5000"]
+    assert runtime["securityContext"]["readOnlyRootFilesystem"] is True
+    assert runtime["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["automountServiceAccountToken"] is False
+
+
+def test_owned_objects_point_at_the_engine() -> None:
+    for obj in (manifests.deployment(engine()), manifests.service(engine())):
+        (owner,) = obj["metadata"]["ownerReferences"]
+        assert owner == {
+            "apiVersion": "rag.sentinel.dev/v1alpha1",
+            "kind": "RAGEngine",
+            "name": "demo",
+            "uid": "uid-123",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+        assert obj["metadata"]["namespace"] == "team-a"
+
+
+def test_service_selects_the_pods_of_the_deployment() -> None:
+    deployment, service = manifests.deployment(engine()), manifests.service(engine())
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= pod_labels.items()
+    assert deployment["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
+
+
+CHANGES = [
+    pytest.param({"image": "sentinel:2"}, id="image"),
+    pytest.param({"replicas": 3}, id="replicas"),
+    pytest.param({"resources": {"limits": {"memory": "1Gi"}}}, id="resources"),
+    pytest.param({"inferenceService": {"url": "http://llm/v1"}}, id="inference-url"),
+    pytest.param({"guardrails": {"enabled": False}}, id="guardrails-off"),
+    pytest.param({"guardrails": {"enabled": True, "configMapRef": {"name": "x"}}}, id="policy-ref"),
+    pytest.param({"storage": {"persistentVolume": {"persistentVolumeClaim": "pvc"}}}, id="storage"),
+    pytest.param(
+        {"compute": {"labelSelector": {"matchLabels": {"pool": "rag"}}}}, id="node-selector"
+    ),
+]
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_every_spec_change_reaches_the_deployment(change: dict[str, Any]) -> None:
+    changed = copy.deepcopy(BASE) | change
+    assert manifests.deployment(engine(changed)) != manifests.deployment(engine())
+
+
+def test_service_type_change_reaches_the_service() -> None:
+    changed = manifests.service(engine(BASE | {"serviceType": "NodePort"}))
+    assert changed["spec"]["type"] == "NodePort"
+
+
+def test_persistent_volume_mount_path_defaults_to_mnt_data() -> None:
+    spec = BASE | {"storage": {"persistentVolume": {"persistentVolumeClaim": "pvc"}}}
+    runtime = container(manifests.deployment(engine(spec)))
+    assert {"name": "data", "mountPath": "/mnt/data"} in runtime["volumeMounts"]
+
+
+def test_unknown_env_name_fails_at_import_time_not_in_a_cluster() -> None:
+    with pytest.raises(KeyError, match="LLM_INFERENCE_URI"):
+        manifests.env_name("LLM_INFERENCE_URI")
