@@ -18,8 +18,40 @@ def _crd(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    import kopf
+    from prometheus_client import start_http_server
+
+    from sentinel_operator import handlers  # noqa: F401  (registers the handlers)
+
+    kopf.configure(log_format=kopf.LogFormat.JSON, verbose=args.verbose)
+    start_http_server(args.metrics_port, addr=args.metrics_host)
+    asyncio.run(
+        kopf.operator(
+            clusterwide=not args.namespace,
+            namespaces=args.namespace or (),
+            standalone=not args.peering,
+            liveness_endpoint=f"http://{args.health_host}:{args.health_port}/healthz",
+        )
+    )
+    return 0
+
+
 def register(commands: Any) -> None:
     operator = commands.add_parser("operator", help="the RAGEngine operator")
     actions = operator.add_subparsers(dest="operator_command", required=True, metavar="ACTION")
     crd_cmd = actions.add_parser("crd", help="print the RAGEngine CustomResourceDefinition")
     crd_cmd.set_defaults(handler=_crd)
+    run = actions.add_parser("run", help="reconcile RAGEngines (kopf; all namespaces by default)")
+    run.add_argument("--namespace", action="append", help="watch only this namespace (repeatable)")
+    run.add_argument("--metrics-port", type=int, default=8080, help="Prometheus port (8080)")
+    run.add_argument("--metrics-host", default="0.0.0.0", help="Prometheus bind address")
+    run.add_argument("--health-port", type=int, default=8081, help="liveness port (8081)")
+    run.add_argument("--health-host", default="0.0.0.0", help="liveness bind address")
+    run.add_argument(
+        "--peering", action="store_true", help="coordinate several operator replicas (kopf peering)"
+    )
+    run.add_argument("--verbose", action="store_true", help="log kopf's own progress")
+    run.set_defaults(handler=_run)

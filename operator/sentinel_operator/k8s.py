@@ -1,0 +1,112 @@
+"""The operator's few Kubernetes API calls, over the official client (I/O lives here only).
+
+Owned objects are written with server-side apply under one field manager, so every field
+the builders stop setting is removed too, and an unchanged spec is a no-op on the server.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from sentinel_operator import crd
+
+FIELD_MANAGER = "sentinel-operator"
+APPLY = "application/apply-patch+yaml"
+CONFLICT_RETRIES = 5
+
+
+def _plain(obj: Any) -> dict[str, Any]:
+    return client.ApiClient().sanitize_for_serialization(obj)
+
+
+def apply(obj: dict[str, Any]) -> dict[str, Any]:
+    """Server-side apply of a Deployment or Service built by ``manifests``."""
+    meta = obj["metadata"]
+    kwargs = {"field_manager": FIELD_MANAGER, "force": True, "_content_type": APPLY}
+    if obj["kind"] == "Deployment":
+        result = client.AppsV1Api().patch_namespaced_deployment(
+            meta["name"], meta["namespace"], obj, **kwargs
+        )
+    elif obj["kind"] == "Service":
+        result = client.CoreV1Api().patch_namespaced_service(
+            meta["name"], meta["namespace"], obj, **kwargs
+        )
+    else:  # pragma: no cover - the builders make only these two kinds
+        raise ValueError(f"cannot apply {obj['kind']}")
+    return _plain(result)
+
+
+def read_config_map(namespace: str, name: str) -> dict[str, Any] | None:
+    try:
+        return _plain(client.CoreV1Api().read_namespaced_config_map(name, namespace))
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def create_config_map(
+    namespace: str, name: str, data: dict[str, str], labels: dict[str, str]
+) -> bool:
+    """Create unless it exists; True when created. Never updates an existing ConfigMap."""
+    body = {"metadata": {"name": name, "namespace": namespace, "labels": labels}, "data": data}
+    try:
+        client.CoreV1Api().create_namespaced_config_map(namespace, body)
+    except ApiException as exc:
+        if exc.status == 409:
+            return False
+        raise
+    return True
+
+
+def read_deployment(namespace: str, name: str) -> dict[str, Any] | None:
+    try:
+        return _plain(client.AppsV1Api().read_namespaced_deployment(name, namespace))
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def list_engines(namespace: str) -> list[dict[str, Any]]:
+    result = client.CustomObjectsApi().list_namespaced_custom_object(
+        crd.GROUP, crd.VERSION, namespace, crd.PLURAL
+    )
+    return list(result.get("items", []))
+
+
+def update_status(
+    namespace: str, name: str, mutate: Callable[[dict[str, Any]], dict[str, Any]]
+) -> dict[str, Any] | None:
+    """Read the engine, compute its new status with ``mutate(old_status)`` and write it.
+
+    The write carries the resourceVersion it read, so two writers never lose each other's
+    conditions: a conflict re-reads and retries. None when the engine is gone.
+    """
+    api = client.CustomObjectsApi()
+    for attempt in range(CONFLICT_RETRIES):
+        try:
+            engine = api.get_namespaced_custom_object(
+                crd.GROUP, crd.VERSION, namespace, crd.PLURAL, name
+            )
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        # A full replace of the status subresource: keys the new status drops are gone,
+        # which a merge patch would keep; the resourceVersion in the body guards the write.
+        engine["status"] = mutate(dict(engine.get("status") or {}))
+        try:
+            return api.replace_namespaced_custom_object_status(
+                crd.GROUP, crd.VERSION, namespace, crd.PLURAL, name, engine
+            )
+        except ApiException as exc:
+            if exc.status != 409 or attempt == CONFLICT_RETRIES - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    return None

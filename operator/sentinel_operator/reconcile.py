@@ -1,0 +1,178 @@
+"""One RAGEngine's reconcile: policy ConfigMap, Deployment, Service, status. Never waits for a
+rollout; readiness arrives later through the Deployment watch (``handlers``)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from sentinel_operator import conditions, crd, k8s, manifests, metrics, policy_status, rollout
+from sentinel_operator.config import OperatorSettings
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something a user must see as a Kubernetes Event on the engine."""
+
+    type: str  # Normal | Warning
+    reason: str
+    message: str
+
+
+def _policy(
+    engine: manifests.Engine, settings: OperatorSettings, notices: list[Notice]
+) -> policy_status.PolicyJudgement:
+    name = engine.policy_config_map
+    generation = None
+    if name is None:
+        return policy_status.judge(None, None, generation=generation, found=False)
+    config_map = k8s.read_config_map(engine.namespace, name)
+    if config_map is None and name == manifests.POLICY_TEMPLATE and not _ref(engine):
+        source_ns = settings.operator_namespace()
+        template = k8s.read_config_map(source_ns, manifests.POLICY_TEMPLATE)
+        if template is None:
+            judgement = policy_status.judge(name, None, generation=generation, found=False)
+            message = (
+                f"policy template {manifests.POLICY_TEMPLATE} not found in namespace {source_ns}"
+            )
+            notices.append(Notice("Warning", "TemplateNotFound", message))
+            return policy_status.PolicyJudgement(
+                judgement.status,
+                {**judgement.condition, "reason": "TemplateNotFound", "message": message},
+            )
+        if k8s.create_config_map(
+            engine.namespace,
+            name,
+            dict(template.get("data") or {}),
+            {"app.kubernetes.io/managed-by": "sentinel-operator"},
+        ):
+            notices.append(
+                Notice("Normal", "PolicyCopied", f"copied {name} from namespace {source_ns}")
+            )
+        config_map = k8s.read_config_map(engine.namespace, name)
+    judgement = policy_status.judge(
+        name,
+        (config_map or {}).get("data"),
+        generation=generation,
+        found=config_map is not None,
+    )
+    if judgement.condition["status"] != "True":
+        notices.append(
+            Notice("Warning", judgement.condition["reason"], judgement.condition["message"])
+        )
+    return judgement
+
+
+def _ref(engine: manifests.Engine) -> bool:
+    guardrails = engine.spec.guardrails
+    return bool(guardrails and guardrails.config_map_ref)
+
+
+def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
+    """Apply everything a RAGEngine asks for and record what happened in its status."""
+    started = time.perf_counter()
+    meta = body["metadata"]
+    name, namespace, generation = meta["name"], meta["namespace"], meta.get("generation")
+    notices: list[Notice] = []
+    try:
+        spec = crd.RAGEngineSpec.model_validate(body.get("spec") or {})
+    except ValidationError as exc:
+        message = "; ".join(
+            f"spec.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )[:1000]
+        metrics.RECONCILES.labels("invalid_spec").inc()
+        invalid = conditions.condition(conditions.READY, False, "InvalidSpec", message, generation)
+        k8s.update_status(
+            namespace,
+            name,
+            lambda old: {
+                **old,
+                "observedGeneration": generation,
+                "conditions": conditions.merge(old.get("conditions"), [invalid], conditions.now()),
+            },
+        )
+        return [Notice("Warning", "InvalidSpec", message)]
+    engine = manifests.Engine(name, namespace, meta["uid"], spec, settings.RUNTIME_IMAGE)
+    try:
+        judgement = _policy(engine, settings, notices)
+        k8s.apply(manifests.deployment(engine))
+        k8s.apply(manifests.service(engine))
+        deployment = k8s.read_deployment(namespace, name)
+    except Exception:
+        metrics.RECONCILES.labels("error").inc()
+        raise
+    policy_condition = {**judgement.condition, "observedGeneration": generation}
+    deployment_condition, ready_replicas = rollout.deployment_condition(deployment, generation)
+    service_condition = conditions.condition(
+        conditions.SERVICE_READY,
+        True,
+        "ServiceApplied",
+        f"{spec.service_type} service on port {manifests.RUNTIME_PORT}",
+        generation,
+    )
+
+    def mutate(old: dict[str, Any]) -> dict[str, Any]:
+        merged = conditions.merge(
+            old.get("conditions"),
+            [policy_condition, deployment_condition, service_condition],
+            conditions.now(),
+        )
+        merged = conditions.merge(merged, [conditions.ready(merged, generation)], conditions.now())
+        status = {
+            "observedGeneration": generation,
+            "conditions": merged,
+            "endpoint": engine.endpoint,
+            "readyReplicas": ready_replicas,
+        }
+        # Absent, not null: the status schema has no nullable fields.
+        return status | ({"policy": judgement.status} if judgement.status else {})
+
+    k8s.update_status(namespace, name, mutate)
+    metrics.RECONCILES.labels("success").inc()
+    metrics.RECONCILE_DURATION.observe(time.perf_counter() - started)
+    return notices
+
+
+def refresh_rollout(namespace: str, name: str, deployment: dict[str, Any] | None) -> None:
+    """Deployment watch: recompute DeploymentReady and Ready from the Deployment's status."""
+
+    def mutate(old: dict[str, Any]) -> dict[str, Any]:
+        generation = old.get("observedGeneration")
+        deployment_condition, ready_replicas = rollout.deployment_condition(deployment, generation)
+        merged = conditions.merge(old.get("conditions"), [deployment_condition], conditions.now())
+        merged = conditions.merge(merged, [conditions.ready(merged, generation)], conditions.now())
+        return {**old, "conditions": merged, "readyReplicas": ready_replicas}
+
+    k8s.update_status(namespace, name, mutate)
+
+
+def refresh_policy(
+    namespace: str, name: str, engine_body: dict[str, Any], settings: OperatorSettings
+) -> None:
+    """ConfigMap watch: re-judge the engine's policy and update PolicyReady and Ready."""
+    spec = crd.RAGEngineSpec.model_validate(engine_body.get("spec") or {})
+    engine = manifests.Engine(
+        name, namespace, engine_body["metadata"]["uid"], spec, settings.RUNTIME_IMAGE
+    )
+    judgement = _policy(engine, settings, [])
+
+    def mutate(old: dict[str, Any]) -> dict[str, Any]:
+        generation = old.get("observedGeneration")
+        policy_condition = {**judgement.condition, "observedGeneration": generation}
+        merged = conditions.merge(old.get("conditions"), [policy_condition], conditions.now())
+        merged = conditions.merge(merged, [conditions.ready(merged, generation)], conditions.now())
+        status = {k: v for k, v in old.items() if k != "policy"}
+        return (
+            status
+            | {"conditions": merged}
+            | ({"policy": judgement.status} if judgement.status else {})
+        )
+
+    k8s.update_status(namespace, name, mutate)

@@ -1,0 +1,94 @@
+"""Pure status logic: conditions, policy judgement with the runtime's parser, rollout."""
+
+from __future__ import annotations
+
+import pytest
+
+from sentinel_operator import conditions, policy_status, rollout
+
+GOOD = "scanners:\n  - type: regex\n    patterns: ['x']\n  - type: nope\n"
+
+
+def test_transition_time_moves_only_when_status_changes() -> None:
+    first = conditions.merge(None, [conditions.condition("PolicyReady", True, "A", "", 1)], "t1")
+    same = conditions.merge(first, [conditions.condition("PolicyReady", True, "B", "", 2)], "t2")
+    flipped = conditions.merge(same, [conditions.condition("PolicyReady", False, "C", "", 2)], "t3")
+    assert first[0]["lastTransitionTime"] == "t1"
+    assert same[0]["lastTransitionTime"] == "t1" and same[0]["reason"] == "B"
+    assert flipped[0]["lastTransitionTime"] == "t3"
+
+
+def test_ready_names_the_first_component_that_is_not_ready() -> None:
+    parts = [
+        conditions.condition("PolicyReady", True, "PolicyValid", "ok", 1),
+        conditions.condition("DeploymentReady", False, "ReplicasNotReady", "0/1 ready", 1),
+        conditions.condition("ServiceReady", True, "ServiceApplied", "", 1),
+    ]
+    ready = conditions.ready(parts, 1)
+    assert ready["status"] == "False" and ready["reason"] == "ReplicasNotReady"
+    assert "DeploymentReady" in ready["message"]
+    parts[1] = conditions.condition("DeploymentReady", True, "ReplicasReady", "1/1", 1)
+    assert conditions.ready(parts, 1)["status"] == "True"
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "found", "status", "reason"),
+    [
+        pytest.param(None, None, False, "True", "GuardrailsDisabled", id="disabled"),
+        pytest.param("p", None, False, "False", "ConfigMapNotFound", id="missing-configmap"),
+        pytest.param("p", {"other": "x"}, True, "False", "PolicyKeyMissing", id="missing-key"),
+        pytest.param(
+            "p", {"guardrails.yaml": "- a list"}, True, "False", "PolicyInvalid", id="list"
+        ),
+        pytest.param(
+            "p",
+            {"guardrails.yaml": "scanners: [{type: nope}, {type: regex}]"},
+            True,
+            "False",
+            "NoActiveScanners",
+            id="only-invalid-scanners",
+        ),
+        pytest.param("p", {"guardrails.yaml": GOOD}, True, "True", "PolicyValid", id="valid"),
+    ],
+)
+def test_policy_judgement(name, data, found, status, reason) -> None:
+    judgement = policy_status.judge(name, data, generation=3, found=found)
+    assert judgement.condition["status"] == status
+    assert judgement.condition["reason"] == reason
+
+
+def test_policy_status_reports_hash_active_and_skipped_like_the_runtime() -> None:
+    judgement = policy_status.judge("p", {"guardrails.yaml": GOOD}, generation=1, found=True)
+    assert judgement.status["activeScanners"] == 1
+    assert judgement.status["skipped"] == [
+        {"index": 1, "type": "nope", "reason": "unknown scanner type 'nope'"}
+    ]
+    assert len(judgement.status["sha256"]) == 64
+    assert judgement.condition["message"] == "1 scanners active, 1 skipped"
+
+
+def _deployment(wanted: int, ready: int, updated: int, generation: int = 2, observed: int = 2):
+    return {
+        "metadata": {"generation": generation},
+        "spec": {"replicas": wanted},
+        "status": {
+            "readyReplicas": ready,
+            "updatedReplicas": updated,
+            "observedGeneration": observed,
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("deployment", "status", "reason"),
+    [
+        pytest.param(None, "False", "DeploymentMissing", id="missing"),
+        pytest.param(_deployment(2, 2, 2), "True", "ReplicasReady", id="ready"),
+        pytest.param(_deployment(2, 1, 2), "False", "ReplicasNotReady", id="not-ready"),
+        pytest.param(_deployment(2, 2, 2, 3, 2), "Unknown", "RolloutPending", id="pending"),
+        pytest.param(_deployment(0, 0, 0), "True", "ScaledToZero", id="zero"),
+    ],
+)
+def test_deployment_condition(deployment, status, reason) -> None:
+    condition, _ = rollout.deployment_condition(deployment, 1)
+    assert (condition["status"], condition["reason"]) == (status, reason)
