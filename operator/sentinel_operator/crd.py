@@ -227,9 +227,18 @@ def _structural(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def openapi_schema(model: type[BaseModel]) -> dict[str, Any]:
+def _without_defaults(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _without_defaults(v) for k, v in node.items() if k != "default"}
+    if isinstance(node, list):
+        return [_without_defaults(v) for v in node]
+    return node
+
+
+def openapi_schema(model: type[BaseModel], *, defaults: bool = True) -> dict[str, Any]:
     raw = model.model_json_schema(by_alias=True, mode="validation")
-    return _structural(raw, raw.pop("$defs", {}))
+    schema = _structural(raw, raw.pop("$defs", {}))
+    return schema if defaults else _without_defaults(schema)
 
 
 def crd_manifest() -> dict[str, Any]:
@@ -265,7 +274,9 @@ def crd_manifest() -> dict[str, Any]:
                                 "kind": {"type": "string"},
                                 "metadata": {"type": "object"},
                                 "spec": openapi_schema(RAGEngineSpec),
-                                "status": openapi_schema(RAGEngineStatus),
+                                # The operator writes status whole; defaults would only
+                                # let the server invent values it never wrote.
+                                "status": openapi_schema(RAGEngineStatus, defaults=False),
                             },
                         }
                     },
