@@ -11,6 +11,9 @@ from support.configmap import ConfigMapDir
 from support.fake_llm import FakeLLM
 from support.runtime import RuntimeProcess, start_runtime
 
+# Operator fixtures (need the cluster fixture of tests/cluster/conftest.py).
+pytest_plugins = ["support.operator_fixtures"]
+
 
 @pytest.fixture
 def fake_llm() -> Iterator[FakeLLM]:

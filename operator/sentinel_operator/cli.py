@@ -5,6 +5,7 @@ handlers: ``sentinel --help`` must work without kopf installed."""
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import Any
 
@@ -27,6 +28,8 @@ def _run(args: argparse.Namespace) -> int:
     from sentinel_operator import handlers  # noqa: F401  (registers the handlers)
 
     kopf.configure(log_format=kopf.LogFormat.JSON, verbose=args.verbose)
+    if not args.verbose:  # one line per handler run is noise in production
+        logging.getLogger("kopf").setLevel(logging.WARNING)
     start_http_server(args.metrics_port, addr=args.metrics_host)
     asyncio.run(
         kopf.operator(

@@ -2,147 +2,20 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
-
-import httpx
 import pytest
-from kubernetes import client, config
+from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from sentinel_operator import crd, manifests
-from support.runtime import free_port
+from support.operator_fixtures import (
+    DEFAULT_POLICY,
+    condition,
+    create_engine,
+    get_engine,
+    wait_for,
+)
 
 pytestmark = pytest.mark.cluster
-ROOT = Path(__file__).resolve().parents[2]
-OPERATOR_NS = "sentinel-system"
-DEFAULT_POLICY = (
-    ROOT / "runtime" / "sentinel_runtime" / "guardrails" / "default_policy.yaml"
-).read_text(encoding="utf-8")
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = predicate()
-        except ApiException as exc:
-            if exc.status != 404:
-                raise
-            last = None
-        if last:
-            return last
-        time.sleep(0.2)
-    pytest.fail(f"timed out after {timeout} s waiting for {what} (last: {last!r})")
-
-
-@pytest.fixture(scope="module")
-def kube(cluster) -> Iterator[None]:
-    config.load_kube_config(str(cluster.kubeconfig))
-    yield
-
-
-@pytest.fixture(scope="module")
-def operator(cluster, kube, tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen]:
-    env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig)}
-    # The 1.20 test server predates CEL: kubectl's client-side schema would reject the
-    # x-kubernetes-validations key that newer servers enforce, and the server ignores it.
-    cluster.kubectl("apply", "--validate=false", "-f", str(ROOT / "crds" / "ragengine.yaml"))
-    core = client.CoreV1Api()
-    try:
-        core.create_namespace({"metadata": {"name": OPERATOR_NS}})
-    except ApiException as exc:
-        if exc.status != 409:
-            raise
-    try:
-        core.create_namespaced_config_map(
-            OPERATOR_NS,
-            {
-                "metadata": {"name": manifests.POLICY_TEMPLATE},
-                "data": {"guardrails.yaml": DEFAULT_POLICY},
-            },
-        )
-    except ApiException as exc:
-        if exc.status != 409:
-            raise
-    log = tmp_path_factory.mktemp("operator") / "operator.log"
-    health = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "sentinel_runtime.cli",
-            "operator",
-            "run",
-            "--metrics-port",
-            str(free_port()),
-            "--metrics-host",
-            "127.0.0.1",
-            "--health-port",
-            str(health),
-            "--health-host",
-            "127.0.0.1",
-        ],
-        env={
-            **env,
-            "OPERATOR_NAMESPACE": OPERATOR_NS,
-            "RESYNC_SECONDS": "5",
-            "RUNTIME_IMAGE": "sentinel:test",
-        },
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-    )
-
-    def healthy() -> bool:
-        if process.poll() is not None:
-            pytest.fail(f"operator exited:\n{log.read_text()}")
-        try:
-            return httpx.get(f"http://127.0.0.1:{health}/healthz", timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    wait_for(healthy, 30, "operator liveness")
-    yield process
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    sys.stdout.write(log.read_text()[-4000:])
-
-
-def create_engine(namespace: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return client.CustomObjectsApi().create_namespaced_custom_object(
-        crd.GROUP,
-        crd.VERSION,
-        namespace,
-        crd.PLURAL,
-        {
-            "apiVersion": f"{crd.GROUP}/{crd.VERSION}",
-            "kind": crd.KIND,
-            "metadata": {"name": name},
-            "spec": spec,
-        },
-    )
-
-
-def get_engine(namespace: str, name: str) -> dict[str, Any]:
-    return client.CustomObjectsApi().get_namespaced_custom_object(
-        crd.GROUP, crd.VERSION, namespace, crd.PLURAL, name
-    )
-
-
-def condition(engine: dict[str, Any], type_: str) -> dict[str, Any] | None:
-    for item in (engine.get("status") or {}).get("conditions") or []:
-        if item["type"] == type_:
-            return item
-    return None
 
 
 def test_engine_gets_policy_copy_deployment_service_and_status(
