@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint bench clean
+.PHONY: serve test lint bench cluster cluster-down clean
 
 $(STAMP): pyproject.toml scripts/bootstrap.sh
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/bootstrap.sh
@@ -23,6 +23,15 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# A local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager v1.20.2,
+# built once from Debian's source package and cached in ~/.cache/sentinel): no kubelet.
+cluster:
+	bash scripts/cluster/build.sh
+	bash scripts/cluster/up.sh .cluster
+
+cluster-down:
+	bash scripts/cluster/down.sh .cluster
 
 clean:
 	rm -rf $(VENV)
