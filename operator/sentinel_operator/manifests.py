@@ -35,6 +35,22 @@ def env_name(name: str) -> str:
     return name
 
 
+# Every variable the pod gets, resolved once at import: a name the runtime does not read
+# stops the operator from starting instead of shipping a pod whose setting is ignored.
+ENV = {
+    name: env_name(name)
+    for name in (
+        "OUTPUT_GUARDRAILS_ENABLED",
+        "OUTPUT_GUARDRAILS_POLICY_PATH",
+        "OUTPUT_GUARDRAILS_HOT_RELOAD_ENABLED",
+        "LLM_INFERENCE_URL",
+        "LLM_MODEL",
+        "LLM_CONTEXT_WINDOW",
+        "LLM_ACCESS_SECRET",
+    )
+}
+
+
 @dataclass(frozen=True)
 class Engine:
     """What the builders need to know about one RAGEngine."""
@@ -101,29 +117,29 @@ def _env(engine: Engine) -> list[dict[str, Any]]:
     # never an unscanned pass (KAITO's gap: enabled guardrails with zero scanners).
     guardrails_on = engine.policy_config_map is not None
     env: list[dict[str, Any]] = [
-        {"name": env_name("OUTPUT_GUARDRAILS_ENABLED"), "value": str(guardrails_on).lower()},
+        {"name": ENV["OUTPUT_GUARDRAILS_ENABLED"], "value": str(guardrails_on).lower()},
         {
-            "name": env_name("OUTPUT_GUARDRAILS_POLICY_PATH"),
+            "name": ENV["OUTPUT_GUARDRAILS_POLICY_PATH"],
             "value": POLICY_MOUNT_PATH if guardrails_on else "",
         },
-        {"name": env_name("OUTPUT_GUARDRAILS_HOT_RELOAD_ENABLED"), "value": "true"},
+        {"name": ENV["OUTPUT_GUARDRAILS_HOT_RELOAD_ENABLED"], "value": "true"},
     ]
     inference = spec.inference_service
     if inference is not None:
-        env.append({"name": env_name("LLM_INFERENCE_URL"), "value": inference.url})
+        env.append({"name": ENV["LLM_INFERENCE_URL"], "value": inference.url})
         if inference.model:
-            env.append({"name": env_name("LLM_MODEL"), "value": inference.model})
+            env.append({"name": ENV["LLM_MODEL"], "value": inference.model})
         if inference.context_window_size:
             env.append(
                 {
-                    "name": env_name("LLM_CONTEXT_WINDOW"),
+                    "name": ENV["LLM_CONTEXT_WINDOW"],
                     "value": str(inference.context_window_size),
                 }
             )
         if inference.access_secret:
             env.append(
                 {
-                    "name": env_name("LLM_ACCESS_SECRET"),
+                    "name": ENV["LLM_ACCESS_SECRET"],
                     "valueFrom": {
                         "secretKeyRef": {"name": inference.access_secret, "key": LLM_SECRET_KEY}
                     },

@@ -161,3 +161,63 @@ def test_kubectl_get_rag_shows_readiness_policy_and_endpoint(
     header, row = lines[0], next(line for line in lines if line.startswith("shown"))
     assert header.split()[:5] == ["NAME", "READY", "POLICY", "ENDPOINT", "AGE"]
     assert "PolicyValid" in row and f"http://shown.{k8s_namespace}.svc:5000" in row
+
+
+def events_for(namespace: str, name: str) -> list[tuple[str, str]]:
+    return [
+        (e.type, e.reason)
+        for e in client.CoreV1Api().list_namespaced_event(namespace).items
+        if e.involved_object.name == name
+    ]
+
+
+def test_invalid_spec_posts_a_warning_event(operator, k8s_namespace: str) -> None:
+    # Bounds are the apiserver's job (replicas: -3 is refused with 422); the one-of rule is
+    # CEL, which 1.20 ignores, so the operator reports it.
+    create_engine(
+        k8s_namespace, "bad", {"embedding": {"local": {"modelID": "m"}, "remote": {"url": "u"}}}
+    )
+    assert wait_for(
+        lambda: ("Warning", "InvalidSpec") in events_for(k8s_namespace, "bad"),
+        what="InvalidSpec event",
+    )
+
+
+def test_missing_policy_config_map_is_reported_then_converges(operator, k8s_namespace: str) -> None:
+    spec = {"guardrails": {"enabled": True, "configMapRef": {"name": "later"}}}
+    create_engine(k8s_namespace, "waits", spec)
+    engine = wait_for(
+        lambda: (
+            (e := get_engine(k8s_namespace, "waits"))
+            and (c := condition(e, "PolicyReady"))
+            and c["reason"] == "ConfigMapNotFound"
+            and e
+        ),
+        what="ConfigMapNotFound",
+    )
+    assert condition(engine, "Ready")["status"] == "False"
+    assert ("Warning", "ConfigMapNotFound") in events_for(k8s_namespace, "waits")
+    # The Deployment exists anyway: its pod would serve 503 until the policy appears.
+    assert client.AppsV1Api().read_namespaced_deployment("waits", k8s_namespace)
+    client.CoreV1Api().create_namespaced_config_map(
+        k8s_namespace, {"metadata": {"name": "later"}, "data": {"guardrails.yaml": DEFAULT_POLICY}}
+    )
+    wait_for(
+        lambda: condition(get_engine(k8s_namespace, "waits"), "PolicyReady")["status"] == "True",
+        what="PolicyReady after the ConfigMap appears",
+    )
+
+
+def test_config_map_without_the_policy_key_is_reported(operator, k8s_namespace: str) -> None:
+    client.CoreV1Api().create_namespaced_config_map(
+        k8s_namespace, {"metadata": {"name": "wrong-key"}, "data": {"policy.yaml": "x: 1"}}
+    )
+    spec = {"guardrails": {"enabled": True, "configMapRef": {"name": "wrong-key"}}}
+    create_engine(k8s_namespace, "nokey", spec)
+    wait_for(
+        lambda: (
+            (c := condition(get_engine(k8s_namespace, "nokey"), "PolicyReady"))
+            and c["reason"] == "PolicyKeyMissing"
+        ),
+        what="PolicyKeyMissing",
+    )
