@@ -51,30 +51,31 @@ def kube(cluster) -> Iterator[None]:
     yield
 
 
-@pytest.fixture(scope="session")
-def operator(cluster, kube, tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen]:
-    env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig)}
+def install(cluster) -> None:
+    """CRD, operator namespace and policy template: what a platform engineer installs."""
     # The 1.20 test server predates CEL: kubectl's client-side schema would reject the
     # x-kubernetes-validations key that newer servers enforce, and the server ignores it.
     cluster.kubectl("apply", "--validate=false", "-f", str(ROOT / "crds" / "ragengine.yaml"))
     core = client.CoreV1Api()
-    try:
-        core.create_namespace({"metadata": {"name": OPERATOR_NS}})
-    except ApiException as exc:
-        if exc.status != 409:
-            raise
-    try:
-        core.create_namespaced_config_map(
+    for create in (
+        lambda: core.create_namespace({"metadata": {"name": OPERATOR_NS}}),
+        lambda: core.create_namespaced_config_map(
             OPERATOR_NS,
             {
                 "metadata": {"name": manifests.POLICY_TEMPLATE},
                 "data": {"guardrails.yaml": DEFAULT_POLICY},
             },
-        )
-    except ApiException as exc:
-        if exc.status != 409:
-            raise
-    log = tmp_path_factory.mktemp("operator") / "operator.log"
+        ),
+    ):
+        try:
+            create()
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+
+
+def start_operator(cluster, log: Path, resync_seconds: str = "5") -> tuple[subprocess.Popen, int]:
+    """``sentinel operator run`` as a process; returns it once its liveness endpoint answers."""
     health = free_port()
     process = subprocess.Popen(
         [
@@ -93,9 +94,10 @@ def operator(cluster, kube, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             "127.0.0.1",
         ],
         env={
-            **env,
+            **os.environ,
+            "KUBECONFIG": str(cluster.kubeconfig),
             "OPERATOR_NAMESPACE": OPERATOR_NS,
-            "RESYNC_SECONDS": "5",
+            "RESYNC_SECONDS": resync_seconds,
             "RUNTIME_IMAGE": "sentinel:test",
         },
         stdout=log.open("wb"),
@@ -104,20 +106,33 @@ def operator(cluster, kube, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
     def healthy() -> bool:
         if process.poll() is not None:
-            pytest.fail(f"operator exited:\n{log.read_text()}")
+            raise RuntimeError(f"operator exited:\n{log.read_text()}")
         try:
             return httpx.get(f"http://127.0.0.1:{health}/healthz", timeout=1).status_code == 200
         except httpx.HTTPError:
             return False
 
     wait_for(healthy, 30, "operator liveness")
-    yield process
+    return process, health
+
+
+def stop_operator(process: subprocess.Popen) -> None:
     process.terminate()
     try:
         process.wait(10)
     except subprocess.TimeoutExpired:
         process.kill()
-    sys.stdout.write(log.read_text()[-4000:])
+
+
+@pytest.fixture(scope="session")
+def operator(cluster, kube, tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen]:
+    install(cluster)
+    log = tmp_path_factory.mktemp("operator") / "operator.log"
+    process, _ = start_operator(cluster, log)
+    yield process
+    stop_operator(process)
+    if process.returncode not in (0, -15):
+        sys.stdout.write(log.read_text()[-4000:])
 
 
 def create_engine(namespace: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
