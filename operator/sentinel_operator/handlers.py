@@ -75,6 +75,8 @@ def sentinel_deployment_watch(event: dict[str, Any], body: kopf.Body, **_: Any) 
 def sentinel_policy_watch(body: kopf.Body, **_: Any) -> None:
     name, namespace = body["metadata"]["name"], body["metadata"]["namespace"]
     for engine in k8s.list_engines(namespace):
+        if (engine.get("status") or {}).get("observedGeneration") is None:
+            continue  # not reconciled yet: its first reconcile judges the policy anyway
         spec = crd.RAGEngineSpec.model_validate(engine.get("spec") or {})
         probe = manifests.Engine(engine["metadata"]["name"], namespace, "", spec, "")
         if probe.policy_config_map == name:

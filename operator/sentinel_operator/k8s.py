@@ -100,7 +100,11 @@ def update_status(
             raise
         # A full replace of the status subresource: keys the new status drops are gone,
         # which a merge patch would keep; the resourceVersion in the body guards the write.
-        engine["status"] = mutate(dict(engine.get("status") or {}))
+        old = dict(engine.get("status") or {})
+        new = mutate(old)
+        if new == old:
+            return engine  # nothing to say: no write, no new resourceVersion, no watch event
+        engine["status"] = new
         try:
             return api.replace_namespaced_custom_object_status(
                 crd.GROUP, crd.VERSION, namespace, crd.PLURAL, name, engine

@@ -145,6 +145,8 @@ def refresh_rollout(namespace: str, name: str, deployment: dict[str, Any] | None
 
     def mutate(old: dict[str, Any]) -> dict[str, Any]:
         generation = old.get("observedGeneration")
+        if generation is None:
+            return old  # not reconciled yet: its first reconcile reads the Deployment itself
         deployment_condition, ready_replicas = rollout.deployment_condition(deployment, generation)
         merged = conditions.merge(old.get("conditions"), [deployment_condition], conditions.now())
         merged = conditions.merge(merged, [conditions.ready(merged, generation)], conditions.now())

@@ -34,7 +34,11 @@ def test_engine_gets_policy_copy_deployment_service_and_status(
     env = {e.name: e.value for e in deployment.spec.template.spec.containers[0].env}
     assert env["OUTPUT_GUARDRAILS_ENABLED"] == "true"
     engine = wait_for(
-        lambda: (e := get_engine(k8s_namespace, "demo")) and condition(e, "PolicyReady") and e,
+        lambda: (
+            (e := get_engine(k8s_namespace, "demo"))
+            and (e.get("status") or {}).get("observedGeneration")
+            and e
+        ),
         what="status",
     )
     assert condition(engine, "PolicyReady")["status"] == "True"

@@ -24,6 +24,7 @@ from support.runtime import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 OPERATOR_NS = "sentinel-system"
+TEST_NAMESPACE_PREFIX = "sentinel-test"  # tests/support/cluster.namespace's default
 DEFAULT_POLICY = (
     ROOT / "runtime" / "sentinel_runtime" / "guardrails" / "default_policy.yaml"
 ).read_text(encoding="utf-8")
@@ -55,7 +56,16 @@ def install(cluster) -> None:
     """CRD, operator namespace and policy template: what a platform engineer installs."""
     # The 1.20 test server predates CEL: kubectl's client-side schema would reject the
     # x-kubernetes-validations key that newer servers enforce, and the server ignores it.
-    cluster.kubectl("apply", "--validate=false", "-f", str(ROOT / "crds" / "ragengine.yaml"))
+    created = (
+        "created"
+        in cluster.kubectl(
+            "apply", "--validate=false", "-f", str(ROOT / "crds" / "ragengine.yaml")
+        ).stdout
+    )
+    if created:
+        # The 1.20 garbage collector notices new resource types only every 30 s; until then
+        # objects owned by a RAGEngine would outlive it.
+        cluster.restart_controller_manager()
     core = client.CoreV1Api()
     for create in (
         lambda: core.create_namespace({"metadata": {"name": OPERATOR_NS}}),
@@ -74,9 +84,12 @@ def install(cluster) -> None:
                 raise
 
 
-def start_operator(cluster, log: Path, resync_seconds: str = "5") -> tuple[subprocess.Popen, int]:
+def start_operator(
+    cluster, log: Path, resync_seconds: str = "5", namespaces: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen, int]:
     """``sentinel operator run`` as a process; returns it once its liveness endpoint answers."""
     health = free_port()
+    scope = [arg for namespace in namespaces for arg in ("--namespace", namespace)]
     process = subprocess.Popen(
         [
             sys.executable,
@@ -92,6 +105,7 @@ def start_operator(cluster, log: Path, resync_seconds: str = "5") -> tuple[subpr
             str(health),
             "--health-host",
             "127.0.0.1",
+            *scope,
         ],
         env={
             **os.environ,
@@ -128,7 +142,8 @@ def stop_operator(process: subprocess.Popen) -> None:
 def operator(cluster, kube, tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen]:
     install(cluster)
     log = tmp_path_factory.mktemp("operator") / "operator.log"
-    process, _ = start_operator(cluster, log)
+    # Only the test namespaces: other tests run operators of their own elsewhere.
+    process, _ = start_operator(cluster, log, namespaces=(f"{TEST_NAMESPACE_PREFIX}-*",))
     yield process
     stop_operator(process)
     if process.returncode not in (0, -15):
