@@ -1,4 +1,5 @@
-"""manifests/rbac.yaml is enough for the operator, and no more: run it with that token."""
+"""Operators of their own, on namespaces of their own: manifests/rbac.yaml is enough and no
+more (run with that token), and a missing policy template is reported, then converges."""
 
 from __future__ import annotations
 
@@ -81,3 +82,46 @@ def _reconcile_under(restricted, token: str, k8s_namespace: str, tmp_path: Path)
         "auth", "can-i", "update", "configmaps", "-n", k8s_namespace, token=token, check=False
     )
     assert denied.stdout.strip() == "no"
+
+
+def test_missing_template_is_reported_and_converges_when_it_appears(
+    cluster, kube, tmp_path
+) -> None:
+    """An operator whose namespace lacks the template: TemplateNotFound, then a copy once
+    the template exists (picked up by the resync, since that namespace is not watched)."""
+    install(cluster)
+    core = client.CoreV1Api()
+    with namespace(cluster, prefix="tmpl") as home, namespace(cluster, prefix="tmpl-user") as ns:
+        restricted = type(cluster)(**vars(cluster))
+        process, _ = start_operator(
+            restricted,
+            tmp_path / "operator.log",
+            resync_seconds="2",
+            namespaces=(ns,),
+            operator_namespace=home,
+        )
+        try:
+            create_engine(ns, "lonely", {"guardrails": {"enabled": True}})
+            wait_for(
+                lambda: (
+                    (c := condition(get_engine(ns, "lonely"), "PolicyReady"))
+                    and c["reason"] == "TemplateNotFound"
+                ),
+                what="TemplateNotFound",
+            )
+            core.create_namespaced_config_map(
+                home,
+                {
+                    "metadata": {"name": "sentinel-guardrails-policy-template"},
+                    "data": {"guardrails.yaml": "scanners: [{type: invisible_text}]\n"},
+                },
+            )
+            wait_for(
+                lambda: condition(get_engine(ns, "lonely"), "PolicyReady")["status"] == "True",
+                timeout=30,
+                what="PolicyReady once the template exists",
+            )
+            copy = core.read_namespaced_config_map("sentinel-guardrails-policy-template", ns)
+            assert "invisible_text" in copy.data["guardrails.yaml"]
+        finally:
+            stop_operator(process)

@@ -85,7 +85,11 @@ def install(cluster) -> None:
 
 
 def start_operator(
-    cluster, log: Path, resync_seconds: str = "5", namespaces: tuple[str, ...] = ()
+    cluster,
+    log: Path,
+    resync_seconds: str = "5",
+    namespaces: tuple[str, ...] = (),
+    operator_namespace: str = OPERATOR_NS,
 ) -> tuple[subprocess.Popen, int]:
     """``sentinel operator run`` as a process; returns it once its liveness endpoint answers."""
     health = free_port()
@@ -110,7 +114,7 @@ def start_operator(
         env={
             **os.environ,
             "KUBECONFIG": str(cluster.kubeconfig),
-            "OPERATOR_NAMESPACE": OPERATOR_NS,
+            "OPERATOR_NAMESPACE": operator_namespace,
             "RESYNC_SECONDS": resync_seconds,
             "RUNTIME_IMAGE": "sentinel:test",
         },
