@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
@@ -14,6 +15,7 @@ from support.operator_fixtures import (
     get_engine,
     wait_for,
 )
+from support.runtime import sample
 
 pytestmark = pytest.mark.cluster
 
@@ -225,3 +227,17 @@ def test_config_map_without_the_policy_key_is_reported(operator, k8s_namespace: 
         ),
         what="PolicyKeyMissing",
     )
+
+
+def test_operator_metrics_count_reconciles_and_engines(operator, k8s_namespace: str) -> None:
+    create_engine(k8s_namespace, "counted", {})
+    wait_for(
+        lambda: (get_engine(k8s_namespace, "counted").get("status") or {}).get(
+            "observedGeneration"
+        ),
+        what="reconcile",
+    )
+    text = httpx.get(f"http://127.0.0.1:{operator}/metrics", timeout=5).text
+    assert sample(text, "sentinel_operator_reconciles_total", result="success") >= 1
+    assert "sentinel_operator_reconcile_duration_seconds_count" in text
+    assert "sentinel_operator_engines" in text

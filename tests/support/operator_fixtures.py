@@ -91,8 +91,9 @@ def start_operator(
     namespaces: tuple[str, ...] = (),
     operator_namespace: str = OPERATOR_NS,
 ) -> tuple[subprocess.Popen, int]:
-    """``sentinel operator run`` as a process; returns it once its liveness endpoint answers."""
-    health = free_port()
+    """``sentinel operator run`` as a process, once its liveness endpoint answers; with the
+    port of its Prometheus metrics."""
+    health, metrics_port = free_port(), free_port()
     scope = [arg for namespace in namespaces for arg in ("--namespace", namespace)]
     process = subprocess.Popen(
         [
@@ -102,7 +103,7 @@ def start_operator(
             "operator",
             "run",
             "--metrics-port",
-            str(free_port()),
+            str(metrics_port),
             "--metrics-host",
             "127.0.0.1",
             "--health-port",
@@ -131,7 +132,7 @@ def start_operator(
             return False
 
     wait_for(healthy, 30, "operator liveness")
-    return process, health
+    return process, metrics_port
 
 
 def stop_operator(process: subprocess.Popen) -> None:
@@ -143,12 +144,13 @@ def stop_operator(process: subprocess.Popen) -> None:
 
 
 @pytest.fixture(scope="session")
-def operator(cluster, kube, tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen]:
+def operator(cluster, kube, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """A running operator for the test namespaces; the value is its metrics port."""
     install(cluster)
     log = tmp_path_factory.mktemp("operator") / "operator.log"
     # Only the test namespaces: other tests run operators of their own elsewhere.
-    process, _ = start_operator(cluster, log, namespaces=(f"{TEST_NAMESPACE_PREFIX}-*",))
-    yield process
+    process, metrics_port = start_operator(cluster, log, namespaces=(f"{TEST_NAMESPACE_PREFIX}-*",))
+    yield metrics_port
     stop_operator(process)
     if process.returncode not in (0, -15):
         sys.stdout.write(log.read_text()[-4000:])
