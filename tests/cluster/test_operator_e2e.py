@@ -241,3 +241,47 @@ def test_operator_metrics_count_reconciles_and_engines(operator, k8s_namespace: 
     assert sample(text, "sentinel_operator_reconciles_total", result="success") >= 1
     assert "sentinel_operator_reconcile_duration_seconds_count" in text
     assert "sentinel_operator_engines" in text
+
+
+def test_ready_follows_the_pods_through_the_deployment_watch(operator, k8s_namespace: str) -> None:
+    """No kubelet here: the test marks the pods Ready as a kubelet would, then the
+    ReplicaSet and Deployment controllers and the operator's watch carry it to Ready."""
+    create_engine(k8s_namespace, "live", {"guardrails": {"enabled": True}, "replicas": 2})
+    core = client.CoreV1Api()
+    pods = wait_for(
+        lambda: (
+            (
+                items := core.list_namespaced_pod(
+                    k8s_namespace, label_selector=f"{manifests.ENGINE_LABEL}=live"
+                ).items
+            )
+            and len(items) == 2
+            and items
+        ),
+        what="pods from the ReplicaSet",
+    )
+    for pod in pods:
+        core.patch_namespaced_pod_status(
+            pod.metadata.name,
+            k8s_namespace,
+            {
+                "status": {
+                    "phase": "Running",
+                    "conditions": [
+                        {"type": "Ready", "status": "True"},
+                        {"type": "ContainersReady", "status": "True"},
+                    ],
+                }
+            },
+        )
+    engine = wait_for(
+        lambda: (
+            (e := get_engine(k8s_namespace, "live"))
+            and condition(e, "Ready")["status"] == "True"
+            and e
+        ),
+        timeout=30,
+        what="Ready from the pods",
+    )
+    assert engine["status"]["readyReplicas"] == 2
+    assert condition(engine, "DeploymentReady")["reason"] == "ReplicasReady"
