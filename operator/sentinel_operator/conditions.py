@@ -27,7 +27,9 @@ def condition(
         "type": type_,
         "status": "Unknown" if status is None else ("True" if status else "False"),
         "reason": reason,
-        "message": message,
+        # Never empty: the 1.20 apiserver reads "" in a custom resource's status as null and
+        # rejects the write (seen in tests/cluster/test_operator_resilience.py).
+        "message": message or reason,
         "observedGeneration": generation,
     }
 

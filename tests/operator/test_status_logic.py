@@ -92,3 +92,9 @@ def _deployment(wanted: int, ready: int, updated: int, generation: int = 2, obse
 def test_deployment_condition(deployment, status, reason) -> None:
     condition, _ = rollout.deployment_condition(deployment, 1)
     assert (condition["status"], condition["reason"]) == (status, reason)
+
+
+def test_condition_message_is_never_empty() -> None:
+    assert conditions.condition("ServiceReady", True, "ServiceApplied", "", 1)["message"] == (
+        "ServiceApplied"
+    )

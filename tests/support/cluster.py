@@ -152,13 +152,10 @@ class Cluster:
         """The log of ``etcd``, ``kube-apiserver`` or ``kube-controller-manager``."""
         return (self.directory / f"{name}.log").read_text(encoding="utf-8", errors="replace")
 
-    def restart_controller_manager(self, timeout: float = 30.0) -> None:
-        """Restart kube-controller-manager and wait until its garbage collector watches every
-        resource type that exists now. Call it after installing CRDs whose objects own others:
-        the 1.20 garbage collector looks for new resource types only every 30 s, and until it
-        watches one, dependents of a deleted custom resource are collected ~40 s late."""
-        pid_path = self.directory / "kube-controller-manager.pid"
-        log_path = self.directory / "kube-controller-manager.log"
+    def _restart(self, name: str) -> tuple[subprocess.Popen, Path, int]:
+        """Stop one component and start it again with the same command line (same port)."""
+        pid_path = self.directory / f"{name}.pid"
+        log_path = self.directory / f"{name}.log"
         pid = int(pid_path.read_text())
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
         os.kill(pid, signal.SIGTERM)
@@ -173,6 +170,28 @@ class Cluster:
                 argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
             )
         pid_path.write_text(f"{process.pid}\n")
+        return process, log_path, offset
+
+    def restart_apiserver(self, timeout: float = 60.0) -> None:
+        """Restart kube-apiserver on the same port and wait until /readyz answers again."""
+        process, log_path, _ = self._restart("kube-apiserver")
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise ClusterError(f"kube-apiserver did not come back; see {log_path}")
+            try:
+                if self.request("GET", "/readyz", token="").status_code == 200:
+                    return
+            except Exception:  # connection refused while it starts
+                pass
+            time.sleep(0.2)
+
+    def restart_controller_manager(self, timeout: float = 30.0) -> None:
+        """Restart kube-controller-manager and wait until its garbage collector watches every
+        resource type that exists now. Call it after installing CRDs whose objects own others:
+        the 1.20 garbage collector looks for new resource types only every 30 s, and until it
+        watches one, dependents of a deleted custom resource are collected ~40 s late."""
+        process, log_path, offset = self._restart("kube-controller-manager")
         deadline = time.monotonic() + timeout
         while GC_SYNCED not in log_path.read_bytes()[offset:]:
             if process.poll() is not None or time.monotonic() > deadline:
