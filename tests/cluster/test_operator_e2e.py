@@ -10,6 +10,7 @@ from kubernetes.client.rest import ApiException
 from sentinel_operator import crd, manifests
 from support.operator_fixtures import (
     DEFAULT_POLICY,
+    ROOT,
     condition,
     create_engine,
     get_engine,
@@ -285,3 +286,19 @@ def test_ready_follows_the_pods_through_the_deployment_watch(operator, k8s_names
     )
     assert engine["status"]["readyReplicas"] == 2
     assert condition(engine, "DeploymentReady")["reason"] == "ReplicasReady"
+
+
+def test_kubectl_apply_of_the_minimal_sample(cluster, operator, k8s_namespace: str) -> None:
+    sample_path = ROOT / "manifests" / "samples" / "ragengine-minimal.yaml"
+    cluster.kubectl("apply", "-n", k8s_namespace, "-f", str(sample_path))
+    engine = wait_for(
+        lambda: (
+            (e := get_engine(k8s_namespace, "ragengine-minimal"))
+            and (e.get("status") or {}).get("observedGeneration")
+            and e
+        ),
+        what="the sample reconciled",
+    )
+    assert condition(engine, "PolicyReady")["reason"] == "PolicyValid"
+    deployment = client.AppsV1Api().read_namespaced_deployment("ragengine-minimal", k8s_namespace)
+    assert deployment.spec.template.spec.containers[0].readiness_probe.http_get.path == "/ready"
