@@ -41,13 +41,18 @@ def apply(obj: dict[str, Any]) -> dict[str, Any]:
     return _plain(result)
 
 
-def read_config_map(namespace: str, name: str) -> dict[str, Any] | None:
+def _found(read: Callable[[], Any]) -> dict[str, Any] | None:
+    """The object as plain JSON, or None when it does not exist."""
     try:
-        return _plain(client.CoreV1Api().read_namespaced_config_map(name, namespace))
+        return _plain(read())
     except ApiException as exc:
         if exc.status == 404:
             return None
         raise
+
+
+def read_config_map(namespace: str, name: str) -> dict[str, Any] | None:
+    return _found(lambda: client.CoreV1Api().read_namespaced_config_map(name, namespace))
 
 
 def create_config_map(
@@ -65,12 +70,7 @@ def create_config_map(
 
 
 def read_deployment(namespace: str, name: str) -> dict[str, Any] | None:
-    try:
-        return _plain(client.AppsV1Api().read_namespaced_deployment(name, namespace))
-    except ApiException as exc:
-        if exc.status == 404:
-            return None
-        raise
+    return _found(lambda: client.AppsV1Api().read_namespaced_deployment(name, namespace))
 
 
 def list_engines(namespace: str) -> list[dict[str, Any]]:

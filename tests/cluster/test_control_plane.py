@@ -229,13 +229,7 @@ def test_service_account_token_authenticates_and_rbac_limits_it(
         "create", "rolebinding", "reader", "--role=configmap-reader",
         f"--serviceaccount={ns}:reader", "-n", ns,
     )  # fmt: skip
-    response = cluster.request(
-        "POST",
-        f"/api/v1/namespaces/{ns}/serviceaccounts/reader/token",
-        json={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}},
-    )
-    assert response.status_code == 201, response.text
-    token = response.json()["status"]["token"]
+    token = cluster.service_account_token(ns, "reader")
 
     # Allowed by the Role (the RBAC authorizer's informer may need a moment).
     eventually(

@@ -27,13 +27,7 @@ pytestmark = pytest.mark.cluster
 
 def service_account_kubeconfig(cluster, directory: Path) -> tuple[Path, str]:
     cluster.kubectl("apply", "-f", str(ROOT / "manifests" / "rbac.yaml"))
-    response = cluster.request(
-        "POST",
-        f"/api/v1/namespaces/{OPERATOR_NS}/serviceaccounts/sentinel-operator/token",
-        json={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}},
-    )
-    assert response.status_code == 201, response.text
-    token = response.json()["status"]["token"]
+    token = cluster.service_account_token(OPERATOR_NS, "sentinel-operator")
     admin = yaml.safe_load(cluster.kubeconfig.read_text())
     admin["users"] = [{"name": "operator", "user": {"token": token}}]
     for context in admin["contexts"]:

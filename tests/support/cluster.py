@@ -152,6 +152,17 @@ class Cluster:
         """The log of ``etcd``, ``kube-apiserver`` or ``kube-controller-manager``."""
         return (self.directory / f"{name}.log").read_text(encoding="utf-8", errors="replace")
 
+    def service_account_token(self, namespace: str, name: str) -> str:
+        """A token for a ServiceAccount, from the TokenRequest API."""
+        response = self.request(
+            "POST",
+            f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+            json={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}},
+        )
+        if response.status_code != 201:
+            raise ClusterError(f"TokenRequest for {namespace}/{name}: {response.text}")
+        return str(response.json()["status"]["token"])
+
     def _restart(self, name: str) -> tuple[subprocess.Popen, Path, int]:
         """Stop one component and start it again with the same command line (same port)."""
         pid_path = self.directory / f"{name}.pid"
