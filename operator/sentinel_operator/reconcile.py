@@ -89,16 +89,15 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
         )[:1000]
         metrics.RECONCILES.labels("invalid_spec").inc()
         invalid = conditions.condition(conditions.READY, False, "InvalidSpec", message, generation)
-        k8s.update_status(
-            namespace,
-            name,
-            lambda old: {
-                **old,
-                "observedGeneration": generation,
-                "conditions": conditions.merge(old.get("conditions"), [invalid], conditions.now()),
-            },
-        )
-        return [Notice("Warning", "InvalidSpec", message)]
+        seen: set[tuple[str, str]] = set()
+
+        def mark_invalid(old: dict[str, Any]) -> dict[str, Any]:
+            seen.update(_said(old))
+            merged = conditions.merge(old.get("conditions"), [invalid], conditions.now())
+            return {**old, "observedGeneration": generation, "conditions": merged}
+
+        k8s.update_status(namespace, name, mark_invalid)
+        return _unsaid([Notice("Warning", "InvalidSpec", message)], seen)
     engine = manifests.Engine(name, namespace, meta["uid"], spec, settings.RUNTIME_IMAGE)
     try:
         judgement = _policy(engine, settings, notices)
@@ -118,7 +117,10 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
         generation,
     )
 
+    seen: set[tuple[str, str]] = set()
+
     def mutate(old: dict[str, Any]) -> dict[str, Any]:
+        seen.update(_said(old))
         merged = conditions.merge(
             old.get("conditions"),
             [policy_condition, deployment_condition, service_condition],
@@ -137,7 +139,18 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
     k8s.update_status(namespace, name, mutate)
     metrics.RECONCILES.labels("success").inc()
     metrics.RECONCILE_DURATION.observe(time.perf_counter() - started)
-    return notices
+    return _unsaid(notices, seen)
+
+
+def _said(status: dict[str, Any]) -> set[tuple[str, str]]:
+    """(reason, message) pairs the status already shows: their Events were posted before."""
+    return {(c.get("reason", ""), c.get("message", "")) for c in status.get("conditions") or []}
+
+
+def _unsaid(notices: list[Notice], said: set[tuple[str, str]]) -> list[Notice]:
+    # The resync timer reconciles every engine each minute; a problem that persists is
+    # announced once, not once a minute.
+    return [n for n in notices if n.type == "Normal" or (n.reason, n.message) not in said]
 
 
 def refresh_rollout(namespace: str, name: str, deployment: dict[str, Any] | None) -> None:

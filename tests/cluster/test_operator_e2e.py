@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 from kubernetes import client
@@ -188,6 +190,9 @@ def test_invalid_spec_posts_a_warning_event(operator, k8s_namespace: str) -> Non
         lambda: ("Warning", "InvalidSpec") in events_for(k8s_namespace, "bad"),
         what="InvalidSpec event",
     )
+    # The resync (5 s here) reconciles it again: the same problem is not announced again.
+    time.sleep(6)
+    assert events_for(k8s_namespace, "bad").count(("Warning", "InvalidSpec")) == 1
 
 
 def test_missing_policy_config_map_is_reported_then_converges(operator, k8s_namespace: str) -> None:
