@@ -43,18 +43,21 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def register(commands: Any) -> None:
-    operator = commands.add_parser("operator", help="the RAGEngine operator")
-    actions = operator.add_subparsers(dest="operator_command", required=True, metavar="ACTION")
-    crd_cmd = actions.add_parser("crd", help="print the RAGEngine CustomResourceDefinition")
-    crd_cmd.set_defaults(handler=_crd)
-    run = actions.add_parser("run", help="reconcile RAGEngines (kopf; all namespaces by default)")
-    run.add_argument("--namespace", action="append", help="watch only this namespace (repeatable)")
-    run.add_argument("--metrics-port", type=int, default=8080, help="Prometheus port (8080)")
-    run.add_argument("--metrics-host", default="0.0.0.0", help="Prometheus bind address")
-    run.add_argument("--health-port", type=int, default=8081, help="liveness port (8081)")
-    run.add_argument("--health-host", default="0.0.0.0", help="liveness bind address")
-    run.add_argument(
+    operator = commands.add_parser(
+        "operator", help="run the RAGEngine operator (kopf; all namespaces by default)"
+    )
+    operator.add_argument(
+        "--namespace", action="append", help="watch only this namespace or glob (repeatable)"
+    )
+    operator.add_argument("--metrics-port", type=int, default=8080, help="Prometheus port (8080)")
+    operator.add_argument("--metrics-host", default="0.0.0.0", help="Prometheus bind address")
+    operator.add_argument("--health-port", type=int, default=8081, help="liveness port (8081)")
+    operator.add_argument("--health-host", default="0.0.0.0", help="liveness bind address")
+    operator.add_argument(
         "--peering", action="store_true", help="coordinate several operator replicas (kopf peering)"
     )
-    run.add_argument("--verbose", action="store_true", help="log kopf's own progress")
-    run.set_defaults(handler=_run)
+    operator.add_argument("--verbose", action="store_true", help="log kopf's own progress")
+    operator.set_defaults(handler=_run)
+    actions = operator.add_subparsers(dest="operator_command", metavar="ACTION")
+    crd_cmd = actions.add_parser("crd", help="print the RAGEngine CustomResourceDefinition")
+    crd_cmd.set_defaults(handler=_crd)

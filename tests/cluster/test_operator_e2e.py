@@ -1,4 +1,4 @@
-"""The operator against a real kube-apiserver: `sentinel operator run` as a process."""
+"""The operator against a real kube-apiserver: `sentinel operator` as a process."""
 
 from __future__ import annotations
 

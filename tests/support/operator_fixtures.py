@@ -91,7 +91,7 @@ def start_operator(
     namespaces: tuple[str, ...] = (),
     operator_namespace: str = OPERATOR_NS,
 ) -> tuple[subprocess.Popen, int]:
-    """``sentinel operator run`` as a process, once its liveness endpoint answers; with the
+    """``sentinel operator`` as a process, once its liveness endpoint answers; with the
     port of its Prometheus metrics."""
     health, metrics_port = free_port(), free_port()
     scope = [arg for namespace in namespaces for arg in ("--namespace", namespace)]
@@ -101,7 +101,6 @@ def start_operator(
             "-m",
             "sentinel_runtime.cli",
             "operator",
-            "run",
             "--metrics-port",
             str(metrics_port),
             "--metrics-host",
