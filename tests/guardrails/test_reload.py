@@ -139,3 +139,20 @@ def test_lost_events_are_caught_by_the_poll(configmap: ConfigMapDir) -> None:
         wait_for(lambda: action_for(state) == "block", timeout=5)
     finally:
         reloader.stop()
+
+
+def test_the_poll_keeps_going_after_quiet_periods(configmap: ConfigMapDir) -> None:
+    # Regression: the reloader thread used to end at the first poll that found no change.
+    configmap.write(REDACT)
+    state = GuardrailsState(enabled=True, path=str(configmap.policy_path))
+    state.load_initial()
+    reloader = GuardrailsReloader(state, poll=0.2)
+    reloader._watch = lambda: False  # type: ignore[method-assign]  # polling only
+    reloader.start()
+    try:
+        time.sleep(1.0)  # five quiet polls
+        assert reloader._thread.is_alive()
+        configmap.write(BLOCK)
+        wait_for(lambda: action_for(state) == "block", timeout=5)
+    finally:
+        reloader.stop()

@@ -109,7 +109,9 @@ class GuardrailsReloader:
                     self._last_event = None
                     return True
                 if now >= deadline:
-                    return _identity(self._state.path) != self._seen
+                    if _identity(self._state.path) != self._seen:
+                        return True
+                    deadline = now + self._poll  # unchanged: keep watching
                 wait_until = deadline
                 if self._last_event is not None:
                     wait_until = min(deadline, self._last_event + self._debounce)
