@@ -13,7 +13,6 @@ import kopf
 from sentinel_operator import crd, k8s, manifests, metrics, reconcile
 from sentinel_operator.config import OperatorSettings
 
-logger = logging.getLogger(__name__)
 SETTINGS = OperatorSettings()
 RESOURCE = (crd.GROUP, crd.VERSION, crd.PLURAL)
 OWNED = {"app.kubernetes.io/managed-by": "sentinel-operator"}
@@ -64,7 +63,7 @@ def sentinel_deployment_watch(event: dict[str, Any], body: kopf.Body, **_: Any) 
         return
     namespace = body["metadata"]["namespace"]
     if event.get("type") == "DELETED":
-        engine = _engine(namespace, owner)
+        engine = k8s.read_engine(namespace, owner)
         if engine is not None:  # deleted by hand: put it back
             reconcile.reconcile(engine, SETTINGS)
         return
@@ -87,11 +86,4 @@ def _owner(body: kopf.Body) -> str | None:
     for reference in body["metadata"].get("ownerReferences") or []:
         if reference.get("kind") == crd.KIND and reference.get("controller"):
             return str(reference["name"])
-    return None
-
-
-def _engine(namespace: str, name: str) -> dict[str, Any] | None:
-    for engine in k8s.list_engines(namespace):
-        if engine["metadata"]["name"] == name:
-            return engine
     return None

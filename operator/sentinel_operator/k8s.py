@@ -73,6 +73,14 @@ def read_deployment(namespace: str, name: str) -> dict[str, Any] | None:
     return _found(lambda: client.AppsV1Api().read_namespaced_deployment(name, namespace))
 
 
+def read_engine(namespace: str, name: str) -> dict[str, Any] | None:
+    return _found(
+        lambda: client.CustomObjectsApi().get_namespaced_custom_object(
+            crd.GROUP, crd.VERSION, namespace, crd.PLURAL, name
+        )
+    )
+
+
 def list_engines(namespace: str) -> list[dict[str, Any]]:
     result = client.CustomObjectsApi().list_namespaced_custom_object(
         crd.GROUP, crd.VERSION, namespace, crd.PLURAL

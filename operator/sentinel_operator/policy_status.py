@@ -21,8 +21,8 @@ def judge(
     config_map_name: str | None,
     data: dict[str, str] | None,
     *,
-    generation: int | None,
     found: bool,
+    generation: int | None = None,
 ) -> PolicyJudgement:
     """``found`` says whether the ConfigMap exists; ``data`` is its ``data`` field."""
     if config_map_name is None:

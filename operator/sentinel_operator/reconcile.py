@@ -3,7 +3,6 @@ rollout; readiness arrives later through the Deployment watch (``handlers``)."""
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -12,8 +11,6 @@ from pydantic import ValidationError
 
 from sentinel_operator import conditions, crd, k8s, manifests, metrics, policy_status, rollout
 from sentinel_operator.config import OperatorSettings
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -28,16 +25,16 @@ class Notice:
 def _policy(
     engine: manifests.Engine, settings: OperatorSettings, notices: list[Notice]
 ) -> policy_status.PolicyJudgement:
+    # Judged without a generation: the callers stamp the one they write status for.
     name = engine.policy_config_map
-    generation = None
     if name is None:
-        return policy_status.judge(None, None, generation=generation, found=False)
+        return policy_status.judge(None, None, found=False)
     config_map = k8s.read_config_map(engine.namespace, name)
     if config_map is None and name == manifests.POLICY_TEMPLATE and not _ref(engine):
         source_ns = settings.operator_namespace()
         template = k8s.read_config_map(source_ns, manifests.POLICY_TEMPLATE)
         if template is None:
-            judgement = policy_status.judge(name, None, generation=generation, found=False)
+            judgement = policy_status.judge(name, None, found=False)
             message = (
                 f"policy template {manifests.POLICY_TEMPLATE} not found in namespace {source_ns}"
             )
@@ -59,7 +56,6 @@ def _policy(
     judgement = policy_status.judge(
         name,
         (config_map or {}).get("data"),
-        generation=generation,
         found=config_map is not None,
     )
     if judgement.condition["status"] != "True":

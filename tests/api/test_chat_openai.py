@@ -28,10 +28,8 @@ scanners:
 """
 
 
-def client_for(runtime: RuntimeProcess, **kwargs: object) -> openai.OpenAI:
-    return openai.OpenAI(
-        base_url=f"{runtime.base_url}/v1", api_key=kwargs.pop("api_key", "unused"), max_retries=0
-    )
+def client_for(runtime: RuntimeProcess) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{runtime.base_url}/v1", api_key="unused", max_retries=0)
 
 
 @pytest.fixture(scope="module")

@@ -6,14 +6,19 @@ import pytest
 from kubernetes import client
 
 from sentinel_operator import conditions, crd, k8s
+from support.cluster import namespace
 from support.operator_fixtures import condition, create_engine, get_engine, wait_for
 
 pytestmark = pytest.mark.cluster
 
 
-def test_status_write_retries_a_conflict_and_keeps_both_writers(operator, k8s_namespace) -> None:
-    # The operator serves this namespace too; the conditions written here are of types it
-    # never writes, and its own merges keep them.
+def test_status_write_retries_a_conflict_and_keeps_both_writers(cluster, operator) -> None:
+    # A namespace outside the shared operator's glob: the only writers are the two below.
+    with namespace(cluster, prefix="conflict") as k8s_namespace:
+        _conflict(k8s_namespace)
+
+
+def _conflict(k8s_namespace: str) -> None:
     create_engine(k8s_namespace, "racy", {})
     api = client.CustomObjectsApi()
     calls = []

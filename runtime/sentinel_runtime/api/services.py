@@ -42,7 +42,6 @@ def _generator(settings: Settings) -> Generator:
     if not settings.LLM_INFERENCE_URL:
         return EmbeddedGenerator()
     return UpstreamGenerator(
-        base_url=settings.LLM_INFERENCE_URL,
         chat_url=settings.chat_completions_url(),
         access_secret=settings.LLM_ACCESS_SECRET,
         model=settings.LLM_MODEL,

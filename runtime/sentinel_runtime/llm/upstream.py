@@ -30,9 +30,7 @@ class UpstreamError(Exception):
 
 
 class UpstreamGenerator:
-    def __init__(
-        self, *, base_url: str, chat_url: str, access_secret: str, model: str, timeout: float
-    ) -> None:
+    def __init__(self, *, chat_url: str, access_secret: str, model: str, timeout: float) -> None:
         self.chat_url = chat_url
         self.models_url = chat_url.removesuffix("/chat/completions") + "/models"
         self.default_model = model
@@ -40,7 +38,6 @@ class UpstreamGenerator:
         self._client = httpx.AsyncClient(
             headers=headers, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0))
         )
-        self.base_url = base_url
 
     async def aclose(self) -> None:
         await self._client.aclose()
