@@ -1,0 +1,1 @@
+"""``sentinel eval``: safety measurements over the public data sets in ``shared/datasets``."""

@@ -1,0 +1,61 @@
+"""Plain data shared by the index and its users: documents, chunks, filters, hits."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Document:
+    """A user document. ``metadata`` may carry ``source`` and ``timestamp`` (ISO 8601)."""
+
+    doc_id: str
+    text: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A retrievable piece of a document; ``chunk_id`` is ``f"{doc_id}#p{position}"``."""
+
+    chunk_id: str
+    doc_id: str
+    position: int
+    text: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def source(self) -> str | None:
+        value = self.metadata.get("source")
+        return str(value) if value is not None else None
+
+    @property
+    def timestamp(self) -> datetime | None:
+        """The document's timestamp (timezone-aware, UTC when none given), or None."""
+        from sentinel_runtime.index.timestamps import parse_timestamp
+
+        return parse_timestamp(self.metadata.get("timestamp"))
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """Constraints a search must honour (the gate's Restrict plans use all of them)."""
+
+    sources: tuple[str, ...] | None = None  # allowlist on metadata["source"]; None = any
+    not_before: datetime | None = None  # documents with an older (or no) timestamp are excluded
+    not_after: datetime | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)  # equality on metadata keys
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result. ``similarity`` is the dense cosine similarity clamped to [0, 1]."""
+
+    chunk: Chunk
+    score: float  # the fused (reciprocal rank fusion) score that ordered the results
+    similarity: float
+    lexical: float  # BM25 score, 0 when the chunk was not a lexical hit
+    rank: int  # 0-based position in the results
