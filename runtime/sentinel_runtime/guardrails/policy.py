@@ -36,7 +36,15 @@ DEFAULT_BLOCK_MESSAGE = "The model output was blocked by output guardrails."
 # A ConfigMap cannot hold more than 1 MiB; a larger file is a mistake, not a policy.
 MAX_POLICY_BYTES = 1024 * 1024
 # Our optional top-level sections (pipeline settings); parsed by their own stages.
-PIPELINE_SECTIONS = ("introspection", "gate", "evidence", "citations", "tools")
+PIPELINE_SECTIONS = (
+    "introspection",
+    "gate",
+    "evidence",
+    "citations",
+    "generation",
+    "audit",
+    "tools",
+)
 _TOP_LEVEL_KEYS = {"action", "block_message", "scanners", *PIPELINE_SECTIONS}
 _ENTRY_KEYS = {"type", "action", "fail_mode"}
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

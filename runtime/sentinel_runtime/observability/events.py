@@ -37,3 +37,11 @@ UPSTREAM_FAILED: Final = "llm_upstream_failed"
 REQUEST_REJECTED: Final = "request_rejected"
 POLICY_INVALID_FAIL_MODE: Final = "output_guardrails_policy_invalid_fail_mode"
 POLICY_INVALID_BLOCK_MESSAGE: Final = "output_guardrails_policy_invalid_block_message"
+
+# The RAG pipeline (ours).
+POLICY_INVALID_SECTION: Final = "output_guardrails_policy_invalid_section"
+PIPELINE_DECISION: Final = "rag_pipeline_decision"
+INTROSPECTION_FALLBACK: Final = "rag_introspection_fallback"
+CITATIONS_BLOCKED: Final = "rag_citations_blocked"
+AUDIT_WRITE_FAILED: Final = "rag_audit_write_failed"
+DEMO_CORPUS_LOADED: Final = "rag_demo_corpus_loaded"

@@ -74,6 +74,39 @@ UPSTREAM_ERRORS = Counter(
     ["reason"],
 )
 
+# The RAG pipeline (ours).
+GATE_DECISIONS = Counter(
+    "rag_gate_decisions",
+    "Retrieval gate actions: retrieve, restrict, no_retrieve.",
+    ["action"],
+)
+PIPELINE_DECISIONS = Counter(
+    "rag_pipeline_decisions",
+    "Final pipeline outcomes: answer, summary, refuse, block.",
+    ["decision"],
+)
+EVIDENCE_DROPPED = Counter(
+    "rag_evidence_dropped",
+    "Retrieved chunks dropped by the evidence filter, by reason (a chunk may count for several).",
+    ["reason"],
+)
+CITATION_VALIDATIONS = Counter(
+    "rag_citation_validations",
+    "Citation validation results: valid, invalid (the answer is blocked), not_checked.",
+    ["result"],
+)
+INTROSPECTION_FALLBACKS = Counter(
+    "rag_introspection_fallbacks",
+    "LLM introspection traces that were unusable, so the built-in backend decided.",
+    ["reason"],
+)
+STAGE_DURATION = Histogram(
+    "rag_pipeline_stage_duration_seconds",
+    "Latency of each pipeline stage: introspect, gate, retrieve, filter, generate, cite, scan.",
+    ["stage"],
+    buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2.5, 10.0),
+)
+
 # Known label values start at zero so rate() and alerts see the series before the first event.
 for _status in ("success", "missing", "invalid", "load_failed"):
     POLICY_LOAD.labels(_status)
@@ -83,3 +116,9 @@ for _result in ("success", "failure", "noop"):
     POLICY_RELOAD.labels(_result)
 for _status in ("success", "failure"):
     CHAT_REQUESTS.labels(_status)
+for _action in ("retrieve", "restrict", "no_retrieve"):
+    GATE_DECISIONS.labels(_action)
+for _decision in ("answer", "summary", "refuse", "block"):
+    PIPELINE_DECISIONS.labels(_decision)
+for _result in ("valid", "invalid", "not_checked"):
+    CITATION_VALIDATIONS.labels(_result)

@@ -1,0 +1,170 @@
+"""Citation enforcement of seed 004: an answer may cite only chunks it was given.
+
+Rules (errors block the answer; warnings do not):
+1. every citation is exactly the id of a chunk the generator was given (``doc_id#pN``);
+2. no citation appears twice;
+3. at most ``max_citations`` (5 by default);
+4. no citations only when the answer says the context is insufficient;
+5. warning: the cited chunks share no keyword with the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+BLOCKED_ANSWER = (
+    "I can't provide a cited answer because the citations couldn't be verified "
+    "against the retrieved documents."
+)
+INSUFFICIENT_ANSWER = (
+    "The indexed documents do not contain enough information to answer that question."
+)
+_INSUFFICIENT = re.compile(
+    r"\b(insufficient|not enough (?:information|context|evidence)|"
+    r"(?:do|does|did) not (?:contain|include|provide|mention|say)|"
+    r"(?:don't|doesn't|didn't) (?:contain|include|provide|mention|say|have)|"
+    r"no (?:relevant|information|context|evidence)|cannot (?:find|answer|determine)|"
+    r"can't (?:find|answer|determine)|unable to (?:find|answer|determine)|"
+    r"not (?:found|mentioned|covered) in the (?:context|documents?|sources?))\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[a-z0-9]{3,}")
+_STOPWORDS = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "are",
+        "was",
+        "were",
+        "that",
+        "this",
+        "with",
+        "from",
+        "have",
+        "has",
+        "had",
+        "not",
+        "but",
+        "you",
+        "your",
+        "they",
+        "them",
+        "their",
+        "there",
+        "what",
+        "which",
+        "when",
+        "where",
+        "who",
+        "how",
+        "why",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "may",
+        "might",
+        "about",
+        "into",
+        "than",
+        "then",
+        "its",
+        "our",
+        "out",
+        "all",
+        "any",
+        "each",
+        "more",
+        "most",
+        "other",
+        "some",
+        "such",
+        "only",
+        "also",
+    ]
+)
+
+
+class CitationConfig(BaseModel):
+    """The policy file's ``citations`` section."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True
+    )
+
+    enabled: bool = True
+    max_citations: int = Field(default=5, ge=1, le=50)
+    require_keyword_overlap: bool = False  # true turns rule 5 from a warning into an error
+    blocked_answer: str = Field(default=BLOCKED_ANSWER, min_length=1)
+
+
+@dataclass(frozen=True)
+class CitationValidation:
+    valid: bool
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    checked: bool = True  # False when the decision carries no claims to cite (a refusal)
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "citation_valid": self.valid,
+            "errors": list(self.errors),
+            "warnings": list(self.warnings),
+            "checked": self.checked,
+        }
+
+
+@dataclass(frozen=True)
+class _Checked:
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def says_insufficient(answer: str) -> bool:
+    return bool(_INSUFFICIENT.search(answer))
+
+
+def keywords(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
+
+
+def validate_citations(
+    answer: str,
+    citations: Sequence[str],
+    chunks: Mapping[str, str] | Collection[str],
+    config: CitationConfig | None = None,
+) -> CitationValidation:
+    """Check ``citations`` against the given chunks (ids, or ids mapped to their text)."""
+    config = config or CitationConfig()
+    found = _Checked()
+    known = set(chunks)
+    for citation in citations:
+        if citation not in known:
+            found.errors.append(f"Citation {citation!r} does not match any retrieved chunk")
+    duplicates = sorted({c for c in citations if citations.count(c) > 1})
+    for citation in duplicates:
+        found.errors.append(f"Citation {citation!r} appears more than once")
+    if len(citations) > config.max_citations:
+        found.errors.append(
+            f"{len(citations)} citations; at most {config.max_citations} are allowed"
+        )
+    if not citations and not says_insufficient(answer):
+        found.errors.append("The answer cites nothing but does not say the context is insufficient")
+    if citations and isinstance(chunks, Mapping):
+        cited = set().union(*(keywords(chunks[c]) for c in citations if c in chunks))
+        if cited and not (keywords(answer) & cited):
+            message = "The cited chunks share no keywords with the answer"
+            (found.errors if config.require_keyword_overlap else found.warnings).append(message)
+    return CitationValidation(
+        valid=not found.errors, errors=tuple(found.errors), warnings=tuple(found.warnings)
+    )
+
+
+NOT_CHECKED = CitationValidation(valid=True, checked=False)

@@ -1,0 +1,124 @@
+"""The pipeline's settings, parsed from the policy file's own sections (one parser for all).
+
+``guardrails.policy`` keeps the raw ``introspection``, ``gate``, ``evidence``,
+``citations``, ``generation`` and ``audit`` sections; this module turns them into typed
+models. Parsing is permissive like the rest of the policy: an invalid section is reported
+as a diagnostic and replaced by its defaults, never a reason to reject the file. Results
+are cached per policy hash, so a request reads one consistent configuration per policy
+version and nothing is re-parsed per request.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from sentinel_runtime.guardrails import policy as policy_mod
+from sentinel_runtime.observability import events
+from sentinel_runtime.pipeline.citations import CitationConfig
+from sentinel_runtime.pipeline.evidence import EvidenceConfig
+from sentinel_runtime.pipeline.gate import GateConfig
+from sentinel_runtime.pipeline.introspection import IntrospectionConfig
+
+_MODEL_CONFIG = ConfigDict(
+    alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True
+)
+
+
+class GenerationConfig(BaseModel):
+    """The ``generation`` section."""
+
+    model_config = _MODEL_CONFIG
+
+    best_of_n: int = Field(default=1, ge=1, le=8)  # >1 samples N upstream answers
+    max_sentences: int = Field(default=3, ge=1, le=10)  # extractive generator
+
+
+class AuditConfig(BaseModel):
+    """The ``audit`` section."""
+
+    model_config = _MODEL_CONFIG
+
+    enabled: bool = True
+    include_prompt: bool = False  # the scanned (redacted) prompt, only when set
+
+
+SECTION_MODELS: dict[str, type[BaseModel]] = {
+    "introspection": IntrospectionConfig,
+    "gate": GateConfig,
+    "evidence": EvidenceConfig,
+    "citations": CitationConfig,
+    "generation": GenerationConfig,
+    "audit": AuditConfig,
+}
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    introspection: IntrospectionConfig
+    gate: GateConfig
+    evidence: EvidenceConfig
+    citations: CitationConfig
+    generation: GenerationConfig
+    audit: AuditConfig
+    diagnostics: tuple[policy_mod.Diagnostic, ...] = ()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            name: getattr(self, name).model_dump(mode="json", by_alias=True)
+            for name in SECTION_MODELS
+        }
+
+
+def parse_sections(sections: Mapping[str, Any]) -> PipelineConfig:
+    """Typed settings from raw sections; invalid ones fall back to defaults, with a diagnostic."""
+    parsed: dict[str, BaseModel] = {}
+    diagnostics: list[policy_mod.Diagnostic] = []
+    for name, model in SECTION_MODELS.items():
+        raw = sections.get(name)
+        if raw is None:
+            parsed[name] = model()
+            continue
+        if not isinstance(raw, Mapping):
+            error = f"section is a {type(raw).__name__}, not a mapping"
+        else:
+            normalised = {policy_mod.snake_case(str(k)): v for k, v in raw.items()}
+            try:
+                parsed[name] = model.model_validate(normalised)
+                for key in sorted(set(normalised) - set(model.model_fields)):
+                    diagnostics.append(
+                        policy_mod.Diagnostic(
+                            events.POLICY_UNKNOWN_FIELD, {"field": key, "scope": name}
+                        )
+                    )
+                continue
+            except ValidationError as exc:
+                error = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or name}: {e['msg']}"
+                    for e in exc.errors(include_url=False)
+                )[:500]
+        diagnostics.append(
+            policy_mod.Diagnostic(events.POLICY_INVALID_SECTION, {"section": name, "error": error})
+        )
+        parsed[name] = model()
+    return PipelineConfig(**parsed, diagnostics=tuple(diagnostics))  # type: ignore[arg-type]
+
+
+DEFAULT = parse_sections({})
+
+
+@functools.lru_cache(maxsize=8)
+def _cached(sha256: str, policy: policy_mod.Policy) -> PipelineConfig:
+    return parse_sections(policy.sections)
+
+
+def for_policy(policy: policy_mod.Policy | None) -> PipelineConfig:
+    """The pipeline configuration of a policy version (defaults when guardrails are off)."""
+    if policy is None:
+        return DEFAULT
+    return _cached(policy.sha256, policy)
