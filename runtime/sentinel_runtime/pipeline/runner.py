@@ -142,7 +142,7 @@ async def run(request: PipelineRequest, context: PipelineContext) -> PipelineRes
     store = context.store
     if plan.action != "no_retrieve" and store is not None:
         hits, bundle, plan, attempts = await asyncio.to_thread(
-            _retrieve_and_filter, store, prompt, state, plan, now, config, timer
+            _retrieve_and_filter, store, plan, state=state, now=now, config=config, timer=timer
         )
         for _, verdict in bundle.dropped:
             for reason in verdict.reasons:
@@ -199,9 +199,9 @@ def _reason_label(reason: str) -> str:
 
 def _retrieve_and_filter(
     store: Any,
-    prompt: CanonicalPrompt,
-    state: Introspection,
     plan: RetrievalPlan,
+    *,
+    state: Introspection,
     now: datetime,
     config: PipelineConfig,
     timer: _Timer,
