@@ -9,32 +9,32 @@ from sentinel_runtime.pipeline.audit import FILE_NAME, AuditLog
 
 
 def record(i: int, decision: str = "answer") -> dict[str, object]:
-    return {"request_id": f"req-{i}", "decision": decision, "gate": {"action": "retrieve"}}
+    return {"requestId": f"req-{i}", "decision": decision, "gate": {"action": "retrieve"}}
 
 
 def test_records_are_appended_queried_and_reloaded(tmp_path: Path) -> None:
     log = AuditLog(tmp_path)
     for i in range(5):
         log.append(record(i, "refuse" if i % 2 else "answer"))
-    assert [r["request_id"] for r in log.query(limit=2)] == ["req-4", "req-3"]
-    assert {r["request_id"] for r in log.query(decision="refuse")} == {"req-1", "req-3"}
+    assert [r["requestId"] for r in log.query(limit=2)] == ["req-4", "req-3"]
+    assert {r["requestId"] for r in log.query(decision="refuse")} == {"req-1", "req-3"}
     assert log.query(request_id="req-2")[0]["decision"] == "answer"
     lines = (tmp_path / FILE_NAME).read_text().splitlines()
-    assert [json.loads(line)["request_id"] for line in lines] == [f"req-{i}" for i in range(5)]
+    assert [json.loads(line)["requestId"] for line in lines] == [f"req-{i}" for i in range(5)]
 
     with (tmp_path / FILE_NAME).open("a") as handle:
-        handle.write('{"request_id": "req-torn", "deci')  # a crash mid-write
+        handle.write('{"requestId": "req-torn", "deci')  # a crash mid-write
     reopened = AuditLog(tmp_path)
-    assert [r["request_id"] for r in reopened.query()][:2] == ["req-4", "req-3"]
+    assert [r["requestId"] for r in reopened.query()][:2] == ["req-4", "req-3"]
     reopened.append(record(6))
-    assert reopened.query(limit=1)[0]["request_id"] == "req-6"
+    assert reopened.query(limit=1)[0]["requestId"] == "req-6"
 
 
 def test_memory_only_and_bounded(tmp_path: Path) -> None:
     log = AuditLog(None, memory_limit=3)
     for i in range(5):
         log.append(record(i))
-    assert [r["request_id"] for r in log.query()] == ["req-4", "req-3", "req-2"]
+    assert [r["requestId"] for r in log.query()] == ["req-4", "req-3", "req-2"]
     assert not list(tmp_path.iterdir())
 
 

@@ -79,7 +79,7 @@ class AuditLog:
             records = list(self._recent)
         found = []
         for record in reversed(records):
-            if request_id is not None and record.get("request_id") != request_id:
+            if request_id is not None and record.get("requestId") != request_id:
                 continue
             if decision is not None and record.get("decision") != decision:
                 continue

@@ -121,12 +121,22 @@ class _Stage:
         metrics.STAGE_DURATION.labels(self.name).observe(elapsed)
 
 
-async def run(request: PipelineRequest, context: PipelineContext) -> PipelineResult:
+@dataclass
+class Preflight:
+    """Stages 0-2: what the pipeline knows before touching an index or a generator."""
+
+    request_id: str
+    prompt: CanonicalPrompt
+    state: Introspection
+    plan: RetrievalPlan
+    now: datetime
+    timer: _Timer
+
+
+async def preflight(request: PipelineRequest, context: PipelineContext) -> Preflight:
     config = context.config
     now = context.now or datetime.now().astimezone()
     timer = _Timer()
-    request_id = f"req-{uuid.uuid4().hex[:16]}"
-
     with timer.stage("introspect"):
         prompt = canonical.canonicalise(request.query, config.introspection.max_prompt_chars)
         state = await _introspect(prompt, context)
@@ -135,7 +145,39 @@ async def run(request: PipelineRequest, context: PipelineContext) -> PipelineRes
         if request.top_k is not None and plan.action != "no_retrieve":
             plan = dataclasses.replace(plan, top_k=min(plan.top_k, request.top_k))
     metrics.GATE_DECISIONS.labels(plan.action).inc()
+    return Preflight(f"req-{uuid.uuid4().hex[:16]}", prompt, state, plan, now, timer)
 
+
+def passthrough(pre: Preflight, text: str, generator: str) -> PipelineResult:
+    """A result for an answer the HTTP layer generated itself (chat without an index)."""
+    chosen = decision.decide(pre.state, pre.plan, None)
+    if chosen == "refuse":
+        raise ValueError("a refused request is completed by the pipeline, not passed through")
+    answer = Answer(decision=chosen, text=text, generator=generator)
+    metrics.CITATION_VALIDATIONS.labels("not_checked").inc()
+    metrics.PIPELINE_DECISIONS.labels(answer.decision).inc()
+    return PipelineResult(
+        request_id=pre.request_id,
+        prompt=pre.prompt,
+        state=pre.state,
+        plan=pre.plan,
+        answer=answer,
+        validation=citations.NOT_CHECKED,
+        timings=pre.timer.timings,
+    )
+
+
+async def run(request: PipelineRequest, context: PipelineContext) -> PipelineResult:
+    pre = await preflight(request, context)
+    return await complete(pre, request, context)
+
+
+async def complete(
+    pre: Preflight, request: PipelineRequest, context: PipelineContext
+) -> PipelineResult:
+    """Stages 3-5 after :func:`preflight`: retrieve, filter, generate, validate citations."""
+    config = context.config
+    prompt, state, plan, now, timer = pre.prompt, pre.state, pre.plan, pre.now, pre.timer
     bundle: EvidenceBundle | None = None
     hits: tuple[Hit, ...] = ()
     attempts: list[RetrievalAttempt] = []
@@ -161,7 +203,7 @@ async def run(request: PipelineRequest, context: PipelineContext) -> PipelineRes
     result_quality = quality.retrieval_quality(hits, now, request.freshness_days) if hits else {}
     metrics.PIPELINE_DECISIONS.labels(answer.decision).inc()
     return PipelineResult(
-        request_id=request_id,
+        request_id=pre.request_id,
         prompt=prompt,
         state=state,
         plan=plan,

@@ -1,0 +1,1 @@
+"""The bundled demo corpus that ``sentinel serve`` indexes on embedded defaults."""
