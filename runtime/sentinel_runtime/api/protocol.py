@@ -42,3 +42,30 @@ class ScanResponse(BaseModel):
     policy_hash: str
     scanners: list[dict[str, Any]]
     fail_open: list[dict[str, Any]]
+
+
+class AnswerRequest(BaseModel):
+    """Seed 004's ``POST /answer``; ``index_name`` may be left out when one index exists."""
+
+    query: str = Field(min_length=1, max_length=MAX_SCAN_CHARS)
+    top_k: int = Field(default=5, ge=1, le=100)
+    freshness_days: int = Field(default=90, ge=1, le=36_500)
+    index_name: str | None = None
+
+
+class RetrievedChunk(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    doc_id: str = ""
+    chunk_id: str = Field(min_length=1)
+    timestamp: str | None = None
+    similarity: float | None = None
+    text: str = ""
+
+
+class ValidateRequest(BaseModel):
+    """Seed 004's ``POST /validate``."""
+
+    answer: str = Field(max_length=MAX_SCAN_CHARS)
+    citations: list[str] = Field(max_length=1000)
+    retrieved_chunks: list[RetrievedChunk] = Field(default_factory=list, max_length=1000)

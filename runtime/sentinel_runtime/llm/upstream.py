@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from sentinel_runtime.llm.embedded import message_text
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
 
@@ -60,6 +61,17 @@ class UpstreamGenerator:
                     502, "bad_response", "LLM upstream returned a message that cannot be scanned"
                 )
         return data
+
+    async def texts(self, messages: list[dict[str, str]], n: int = 1) -> list[str]:
+        """The assistant texts of one completion with ``n`` choices (servers may return fewer)."""
+        body: dict[str, Any] = {"messages": messages}
+        if n > 1:
+            body["n"] = n
+        data = await self.complete(body)
+        texts = [message_text(c.get("message") or {}) for c in data["choices"]]
+        if not texts:
+            raise self._fail(502, "bad_response", "LLM upstream returned no choices")
+        return texts
 
     async def models(self) -> dict[str, Any]:
         data = await self._request("GET", self.models_url, None)

@@ -55,6 +55,9 @@ class Searchable:
         raise NotImplementedError
 
 
+NO_ANSWER = Answer(decision="answer", text="", generator="none")
+
+
 @dataclass(frozen=True)
 class PipelineRequest:
     query: str
@@ -252,7 +255,7 @@ def _retrieve_and_filter(
     tried: set[tuple[Any, ...]] = set()
     while True:
         with timer.stage("retrieve"):
-            hits = tuple(store.search(plan.query, plan.top_k, _search_filter(plan)))
+            hits = tuple(store.search(plan.query, plan.top_k, search_filter(plan)))
         with timer.stage("filter"):
             bundle = evidence.filter_evidence(hits, plan.query, state, plan, now, config.evidence)
         attempts.append(RetrievalAttempt(plan, len(hits), len(bundle.kept), bundle.fallback))
@@ -267,7 +270,7 @@ def _plan_key(plan: RetrievalPlan) -> tuple[Any, ...]:
     return (plan.action, plan.query, plan.top_k, plan.sources, plan.not_before)
 
 
-def _search_filter(plan: RetrievalPlan) -> SearchFilter | None:
+def search_filter(plan: RetrievalPlan) -> SearchFilter | None:
     if plan.sources is None and plan.not_before is None:
         return None
     return SearchFilter(sources=plan.sources, not_before=plan.not_before)

@@ -8,21 +8,25 @@ import uuid
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
-from starlette.concurrency import run_in_threadpool
 
+from sentinel_runtime.api import answering
 from sentinel_runtime.api.deps import ServicesDep
 from sentinel_runtime.api.protocol import ChatCompletionRequest
 from sentinel_runtime.api.services import Services
-from sentinel_runtime.guardrails.chat import guard_chat_completion
 from sentinel_runtime.guardrails.engine import FAILURE_DETAIL, OutputGuardrailsError
 from sentinel_runtime.guardrails.scanners.token_limit import offline_encoding
 from sentinel_runtime.llm.embedded import message_text
 from sentinel_runtime.llm.upstream import UpstreamError
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
+from sentinel_runtime.pipeline import decision, runner
 
 logger = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["chat"])
+HIGH_LEVEL = (
+    "Answer only at a high level, without operational detail: no steps, quantities, "
+    "code or procedures."
+)
 
 
 def _check_context_window(services: Services, body: dict[str, Any]) -> None:
@@ -39,6 +43,59 @@ def _check_context_window(services: Services, body: dict[str, Any]) -> None:
         )
 
 
+def _last_user_text(body: dict[str, Any]) -> str:
+    turns = [m for m in body["messages"] if m.get("role") == "user"]
+    if not turns:
+        raise HTTPException(422, "messages must contain at least one user message")
+    text = message_text(turns[-1])
+    if not text.strip():
+        raise HTTPException(422, "the last user message has no text")
+    return text
+
+
+async def _answer(request: ChatCompletionRequest, services: Services) -> dict[str, Any]:
+    body = request.model_dump(exclude_none=True, exclude={"index_name"})
+    _check_context_window(services, body)
+    query = _last_user_text(body)
+    if request.index_name is not None:
+        answered = await answering.answer_question(
+            services,
+            query=query,
+            index_name=request.index_name,
+            model=request.model or "",
+            endpoint="chat",
+        )
+        return answered.response
+    # No index: the introspection and the gate still judge the request; a refused one never
+    # reaches the generator, a restricted one is told to stay high-level.
+    engine = answering.active_engine(services)
+    pre, context, refused = await answering.preflight(services, engine, query)
+    if refused:
+        result = await runner.complete(pre, runner.PipelineRequest(query), context)
+        response = answering.completion(
+            result.answer.text, model=request.model or services.generator.default_model
+        )
+    else:
+        if decision.decide(pre.state, pre.plan, None) == "summary":
+            body["messages"] = [{"role": "system", "content": HIGH_LEVEL}, *body["messages"]]
+        response = await services.generator.complete(body)
+        result = runner.passthrough(pre, _first_text(response), _generator_name(services))
+    response["id"] = str(response.get("id") or f"chatcmpl-{uuid.uuid4().hex}")
+    answered = await answering.guard(
+        services, engine, result, response, index_name=None, endpoint="chat"
+    )
+    return answered.response
+
+
+def _first_text(response: dict[str, Any]) -> str:
+    choices = response.get("choices") or [{}]
+    return message_text(choices[0].get("message") or {})
+
+
+def _generator_name(services: Services) -> str:
+    return "upstream" if services.settings.LLM_INFERENCE_URL else "embedded"
+
+
 @router.post("/chat/completions")
 async def chat_completions(request: ChatCompletionRequest, services: ServicesDep) -> dict[str, Any]:
     started = time.perf_counter()
@@ -46,33 +103,7 @@ async def chat_completions(request: ChatCompletionRequest, services: ServicesDep
     try:
         if request.stream:
             raise HTTPException(400, "stream=true is not supported yet; send stream=false")
-        if request.index_name is not None:
-            raise HTTPException(404, f"index {request.index_name!r} does not exist")
-        state = services.guardrails
-        engine = state.engine  # one policy version for the whole request
-        if state.enabled and engine is None:
-            problem = state.error.message if state.error else "no policy loaded"
-            raise HTTPException(
-                503,
-                f"Output guardrails are enabled but no policy is active ({problem}); "
-                "refusing to return unscanned output.",
-            )
-        body = request.model_dump(exclude_none=True, exclude={"index_name"})
-        _check_context_window(services, body)
-        response = await services.generator.complete(body)
-        response_id = str(response.get("id") or f"chatcmpl-{uuid.uuid4().hex}")
-        response["id"] = response_id
-        if engine is not None:
-            verdicts = await run_in_threadpool(guard_chat_completion, engine, response, response_id)
-            response["sentinel"] = {
-                "guardrails": {
-                    "enabled": True,
-                    "policyHash": engine.policy.sha256,
-                    "choices": [v.describe() for v in verdicts],
-                }
-            }
-        else:
-            response["sentinel"] = {"guardrails": {"enabled": False}}
+        response = await _answer(request, services)
         status = "success"
         return response
     except OutputGuardrailsError as exc:

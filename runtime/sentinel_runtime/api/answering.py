@@ -1,0 +1,196 @@
+"""Answer one question through the whole pipeline, then the output scanners, then the audit.
+
+The one place that joins the pipeline (plain data) with the services built in the lifespan:
+the active policy version, the named index, the upstream LLM and the audit log. The chat
+route and ``POST /answer`` both call :func:`answer_question`; chat without an index calls
+:func:`preflight` and, unless the request is refused, lets the generator answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import HTTPException
+from starlette.concurrency import run_in_threadpool
+
+from sentinel_runtime.api.services import Services
+from sentinel_runtime.guardrails.chat import guard_chat_completion
+from sentinel_runtime.guardrails.engine import GuardrailsEngine, ScanOutcome
+from sentinel_runtime.index import manager as index_manager
+from sentinel_runtime.observability import events
+from sentinel_runtime.observability.logs import log_event
+from sentinel_runtime.pipeline import config as pipeline_config
+from sentinel_runtime.pipeline import decision, report, runner
+
+logger = logging.getLogger(__name__)
+
+
+def active_engine(services: Services) -> GuardrailsEngine | None:
+    """The policy version for the whole request; 503 rather than an unscanned answer."""
+    state = services.guardrails
+    engine = state.engine
+    if state.enabled and engine is None:
+        problem = state.error.message if state.error else "no policy loaded"
+        raise HTTPException(
+            503,
+            f"Output guardrails are enabled but no policy is active ({problem}); "
+            "refusing to return unscanned output.",
+        )
+    return engine
+
+
+def context_for(
+    services: Services, engine: GuardrailsEngine | None, index_name: str | None
+) -> runner.PipelineContext:
+    store = None
+    if index_name is not None:
+        try:
+            store = services.indexes.get(index_name)
+        except index_manager.IndexNotFound as exc:
+            raise HTTPException(404, f"index {index_name!r} does not exist") from exc
+    return runner.PipelineContext(
+        config=pipeline_config.for_policy(engine.policy if engine else None),
+        store=store,
+        chat=services.chat,
+    )
+
+
+def completion(text: str, *, model: str, finish_reason: str = "stop") -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
+
+
+@dataclass
+class Answered:
+    result: runner.PipelineResult
+    response: dict[str, Any]  # an OpenAI chat.completion, scanned
+    scan: ScanOutcome | None
+
+    @property
+    def text(self) -> str:
+        return str(self.response["choices"][0]["message"]["content"])
+
+
+async def guard(
+    services: Services,
+    engine: GuardrailsEngine | None,
+    result: runner.PipelineResult,
+    response: dict[str, Any],
+    *,
+    index_name: str | None,
+    endpoint: str,
+) -> Answered:
+    """Scan the response, describe it in ``sentinel``, and write the audit record."""
+    scan = None
+    if engine is not None:
+        verdicts = await run_in_threadpool(
+            guard_chat_completion, engine, response, result.request_id
+        )
+        scan = verdicts[0].outcome if verdicts else None
+        guardrails: dict[str, Any] = {
+            "enabled": True,
+            "policyHash": engine.policy.sha256,
+            "choices": [v.describe() for v in verdicts],
+        }
+    else:
+        guardrails = {"enabled": False}
+    if result.decision == "block" or (scan is not None and scan.action == "block"):
+        for choice in response.get("choices", []):
+            choice["finish_reason"] = "content_filter"
+    described = report.sentinel(result, index_name=index_name)
+    described["guardrails"] = guardrails
+    response["sentinel"] = described
+    if index_name is not None:
+        response["source_nodes"] = report.source_nodes(result)
+    _audit(services, engine, result, scan, index_name=index_name, endpoint=endpoint)
+    log_event(
+        logger,
+        events.PIPELINE_DECISION,
+        request_id=result.request_id,
+        decision=result.decision,
+        gate_action=result.plan.action,
+        intent=result.state.intent,
+        kept=len(result.bundle.kept) if result.bundle else 0,
+        dropped=len(result.bundle.dropped) if result.bundle else 0,
+        scanner_action=scan.action if scan else None,
+    )
+    if result.decision == "block":
+        log_event(
+            logger,
+            events.CITATIONS_BLOCKED,
+            logging.WARNING,
+            request_id=result.request_id,
+            errors=list(result.validation.errors),
+        )
+    return Answered(result, response, scan)
+
+
+def _audit(
+    services: Services,
+    engine: GuardrailsEngine | None,
+    result: runner.PipelineResult,
+    scan: ScanOutcome | None,
+    *,
+    index_name: str | None,
+    endpoint: str,
+) -> None:
+    config = pipeline_config.for_policy(engine.policy if engine else None)
+    if not config.audit.enabled:
+        return
+    prompt = None
+    if config.audit.include_prompt:
+        # Only ever the scanned prompt: a secret typed by the user stays out of the trail.
+        prompt = engine.scan(result.prompt.text).text if engine else result.prompt.text
+    services.audit.append(
+        report.audit_record(
+            result,
+            index_name=index_name,
+            policy_hash=engine.policy.sha256 if engine else "",
+            scan=scan,
+            endpoint=endpoint,
+            prompt=prompt,
+        )
+    )
+
+
+async def answer_question(
+    services: Services,
+    *,
+    query: str,
+    index_name: str | None,
+    top_k: int | None = None,
+    freshness_days: int = 90,
+    model: str = "",
+    endpoint: str,
+) -> Answered:
+    engine = active_engine(services)
+    context = context_for(services, engine, index_name)
+    request = runner.PipelineRequest(query, index_name, top_k, freshness_days)
+    result = await runner.run(request, context)
+    response = completion(result.answer.text, model=model or services.generator.default_model)
+    return await guard(services, engine, result, response, index_name=index_name, endpoint=endpoint)
+
+
+async def preflight(
+    services: Services, engine: GuardrailsEngine | None, query: str
+) -> tuple[runner.Preflight, runner.PipelineContext, bool]:
+    """Stages 0-2 for chat without an index; the flag says whether to refuse."""
+    context = context_for(services, engine, None)
+    pre = await runner.preflight(runner.PipelineRequest(query), context)
+    return pre, context, decision.is_refused(pre.state, pre.plan)
