@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -21,6 +22,8 @@ class FakeLLM:
     status: int = 200
     delay: float = 0.0
     raw_body: bytes | None = None
+    # Computes each answer from the request (as a model would); gets the choice's index.
+    responder: Callable[[dict[str, Any], int], str] | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
 
@@ -30,14 +33,21 @@ class FakeLLM:
         host, port = self.server.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def completion(self) -> dict[str, Any]:
-        message = self.message or {"role": "assistant", "content": self.content}
+    def completion(self, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+        payload = payload or {}
+        count = int(payload.get("n") or 1)
+        choices = []
+        for index in range(count):
+            message = self.message or {"role": "assistant", "content": self.content}
+            if self.responder is not None:
+                message = {"role": "assistant", "content": self.responder(payload, index)}
+            choices.append({"index": index, "message": message, "finish_reason": "stop"})
         return {
             "id": f"chatcmpl-fake-{len(self.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": "fake-model",
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "choices": choices,
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }
 
@@ -75,7 +85,7 @@ class FakeLLM:
                 elif fake.status >= 400:
                     self._send(fake.status, b'{"error": {"message": "upstream exploded"}}')
                 else:
-                    self._send(200, json.dumps(fake.completion()).encode())
+                    self._send(200, json.dumps(fake.completion(payload)).encode())
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
