@@ -7,6 +7,7 @@ Other distributions' commands (the operator's ``sentinel operator``) register th
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -21,6 +22,7 @@ from sentinel_runtime.guardrails.engine import OutputGuardrailsError, build_engi
 from sentinel_runtime.guardrails.scanners import REGISTRY
 from sentinel_runtime.guardrails.state import default_policy_path
 from sentinel_runtime.observability import logs
+from sentinel_runtime.pipeline import config as pipeline_config
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -73,6 +75,14 @@ def _policy_check(args: argparse.Namespace) -> int:
     if parsed is None:
         return EXIT_ERROR
     engine = build_engine(parsed, args.file)
+    # One report for the whole file: the pipeline sections are judged by their own parser.
+    parsed = dataclasses.replace(
+        parsed,
+        diagnostics=(
+            *parsed.diagnostics,
+            *pipeline_config.parse_sections(parsed.sections).diagnostics,
+        ),
+    )
     active = [a.spec for a in engine.scanners]
     skipped = engine.skipped
     if args.json:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Literal
@@ -38,8 +39,18 @@ class LoadFailure:
 
 
 class GuardrailsState:
-    def __init__(self, *, enabled: bool, path: str) -> None:
+    def __init__(
+        self,
+        *,
+        enabled: bool,
+        path: str,
+        judge_sections: Callable[[policy_mod.Policy], Sequence[policy_mod.Diagnostic]]
+        | None = None,
+    ) -> None:
         self.enabled = enabled
+        # The pipeline's sections are parsed by a layer above this one; it hands in its judge
+        # so one load logs every diagnostic and warms that parse before the swap.
+        self.judge_sections = judge_sections
         # An empty configured path means "the in-memory defaults" (seed 003): our shipped policy.
         self.configured_path = path
         self.path = path or default_policy_path()
@@ -129,7 +140,8 @@ class GuardrailsState:
         return parsed
 
     def _build(self, parsed: policy_mod.Policy) -> GuardrailsEngine:
-        for diagnostic in parsed.diagnostics:
+        extra = tuple(self.judge_sections(parsed)) if self.judge_sections else ()
+        for diagnostic in (*parsed.diagnostics, *extra):
             log_event(
                 logger, diagnostic.event, diagnostic.level, path=self.path, **diagnostic.fields
             )
