@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 POLICY_MOUNT_PATH = "/etc/sentinel/guardrails/guardrails.yaml"
@@ -38,6 +40,28 @@ class Settings(BaseSettings):
     LLM_TIMEOUT_SECONDS: float = Field(
         default=60.0, gt=0, description="Total time allowed for one upstream call."
     )
+    EMBEDDING_TYPE: Literal["builtin", "local", "remote"] = Field(
+        default="builtin",
+        description="builtin: model-free hashing embedder; local: a sentence-transformers "
+        "model read from disk; remote: an OpenAI-compatible /embeddings server.",
+    )
+    EMBEDDING_MODEL_ID: str = Field(
+        default="",
+        description="local: model directory or offline name (empty = the packaged "
+        "all-MiniLM-L6-v2); remote: the model name sent to the server.",
+    )
+    EMBEDDING_URL: str = Field(
+        default="",
+        description="remote: base URL (http://tei:8080/v1) or a full .../embeddings URL.",
+    )
+    EMBEDDING_ACCESS_SECRET: str = Field(
+        default="", description="remote: bearer token for the embeddings server."
+    )
+    VECTOR_DB_PERSIST_DIR: str = Field(
+        default="",
+        description="Directory of the persisted indexes, loaded at start and rewritten after "
+        "every change; empty keeps indexes in memory only.",
+    )
     RUNTIME_API_KEY: str = Field(
         default="", description="When set, every API call needs 'Authorization: Bearer <key>'."
     )
@@ -47,6 +71,12 @@ class Settings(BaseSettings):
     @classmethod
     def _strip_slash(cls, value: str) -> str:
         return value.strip().rstrip("/")
+
+    @model_validator(mode="after")
+    def _remote_embedding_needs_url(self) -> Settings:
+        if self.EMBEDDING_TYPE == "remote" and not self.EMBEDDING_URL.strip():
+            raise ValueError("EMBEDDING_TYPE=remote needs EMBEDDING_URL")
+        return self
 
     def chat_completions_url(self) -> str:
         url = self.LLM_INFERENCE_URL

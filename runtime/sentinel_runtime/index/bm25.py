@@ -1,0 +1,125 @@
+"""Okapi BM25 over an incremental inverted index: the lexical half of ``store``'s search.
+
+Postings are compact ``array`` buffers per term (8 + 4 bytes per posting, not a dict entry
+of ~100 bytes), read as numpy views at query time, so a query costs time in proportion to
+the postings of its terms, never a scan of every chunk. Removal leaves a tombstone; the
+postings are compacted once the dead outnumber the living. Not thread-safe: ``store``
+holds its lock around every call. Words come from ``tokens.tokenize``.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+K1 = 1.5
+B = 0.75
+_UNUSED, _ALIVE, _REMOVED = 0, 1, 2
+_COMPACT_MIN_DEAD = 1024
+
+
+class BM25:
+    """Documents are integer keys chosen by the caller; a key is never reused."""
+
+    def __init__(self, k1: float = K1, b: float = B) -> None:
+        self.k1 = k1
+        self.b = b
+        self._postings: dict[str, tuple[array[int], array[int]]] = {}
+        self._state = np.zeros(1024, dtype=np.int8)
+        self._length = np.zeros(1024, dtype=np.float64)
+        self._high = 0  # one past the largest key seen
+        self._live = 0
+        self._dead = 0
+        self._total_length = 0.0
+
+    def __len__(self) -> int:
+        return self._live
+
+    def __contains__(self, key: int) -> bool:
+        return 0 <= key < self._high and self._state[key] == _ALIVE
+
+    def _grow(self, key: int) -> None:
+        size = len(self._state)
+        while key >= size:
+            size *= 2
+        if size != len(self._state):
+            self._state = np.concatenate([self._state, np.zeros(size - len(self._state), np.int8)])
+            self._length = np.concatenate([self._length, np.zeros(size - len(self._length))])
+
+    def add(self, key: int, words: Sequence[str]) -> None:
+        if key < 0 or (key < self._high and self._state[key] != _UNUSED):
+            raise ValueError(f"BM25 key {key} was already used")
+        self._grow(key)
+        self._state[key] = _ALIVE
+        self._length[key] = len(words)
+        self._high = max(self._high, key + 1)
+        self._live += 1
+        self._total_length += len(words)
+        postings = self._postings
+        for term, tf in Counter(words).items():
+            found = postings.get(term)
+            if found is None:
+                found = postings[term] = (array("q"), array("i"))
+            found[0].append(key)
+            found[1].append(tf)
+
+    def remove(self, key: int) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self._state[key] = _REMOVED
+        self._live -= 1
+        self._dead += 1
+        self._total_length -= self._length[key]
+        if self._dead > max(self._live, _COMPACT_MIN_DEAD):
+            self._compact()
+
+    def _compact(self) -> None:
+        alive = self._state == _ALIVE
+        kept: dict[str, tuple[array[int], array[int]]] = {}
+        for term, (keys, tfs) in self._postings.items():
+            k = np.frombuffer(keys, dtype=np.int64)
+            mask = alive[k]
+            if mask.any():
+                t = np.frombuffer(tfs, dtype=np.int32)
+                kept[term] = (array("q", k[mask].tobytes()), array("i", t[mask].tobytes()))
+        self._postings = kept
+        self._dead = 0
+
+    def search(
+        self, words: Sequence[str], n: int, allowed: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """The ``n`` best (key, score) pairs, best first; only keys with ``allowed[key]``
+        when a boolean mask is given. Documents sharing no word with the query never score."""
+        if n <= 0 or not self._live:
+            return []
+        scores = np.zeros(self._high, dtype=np.float64)
+        average = self._total_length / self._live
+        for term in dict.fromkeys(words):
+            found = self._postings.get(term)
+            if found is None:
+                continue
+            keys = np.frombuffer(found[0], dtype=np.int64)
+            tfs = np.frombuffer(found[1], dtype=np.int32)
+            live = self._state[keys] == _ALIVE
+            if not live.all():
+                keys, tfs = keys[live], tfs[live]
+            df = len(keys)
+            if not df:
+                continue
+            # Lucene's idf: never negative, so a very common word still counts a little.
+            idf = math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
+            if allowed is not None:
+                mask = allowed[keys]
+                keys, tfs = keys[mask], tfs[mask]
+            tf = tfs.astype(np.float64)
+            norm = self.k1 * (1.0 - self.b + self.b * self._length[keys] / average)
+            scores[keys] += idf * tf * (self.k1 + 1.0) / (tf + norm)
+        hits = np.flatnonzero(scores)
+        if len(hits) > n:
+            hits = hits[np.argpartition(-scores[hits], n - 1)[:n]]
+        order = np.lexsort((hits, -scores[hits]))  # by score, then key: deterministic ties
+        return [(int(k), float(scores[k])) for k in hits[order]]

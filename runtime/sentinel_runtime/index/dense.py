@@ -1,0 +1,103 @@
+"""Exact inner-product search over unit vectors with FAISS: the dense half of ``store``.
+
+An ``IndexIDMap2`` over ``IndexFlatIP`` keyed by the store's integer chunk keys. Filtered
+searches stay exact: a small allowed set is scored directly from the stored vectors, a
+large one through FAISS with an ``IDSelectorBatch``. Not thread-safe: ``store`` holds its
+lock around every call.
+"""
+
+from __future__ import annotations
+
+import faiss
+import numpy as np
+
+# Below this many allowed keys, gathering their rows beats FAISS scanning every vector.
+DIRECT_MAX = 4096
+
+
+class DenseIndex:
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self._flat = faiss.IndexFlatIP(dim)
+        self._index = faiss.IndexIDMap2(self._flat)
+        self._row_of: np.ndarray | None = np.zeros(0, dtype=np.int64)  # None: rebuild
+
+    def __len__(self) -> int:
+        return int(self._index.ntotal)
+
+    def add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        if len(keys) == 0:
+            return
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.shape != (len(keys), self.dim):
+            raise ValueError(
+                f"vectors of shape {vectors.shape}, expected ({len(keys)}, {self.dim})"
+            )
+        start = len(self)
+        self._index.add_with_ids(vectors, np.ascontiguousarray(keys, dtype=np.int64))
+        if self._row_of is not None:
+            self._row_of = self._grown(self._row_of, int(keys.max()) + 1)
+            self._row_of[keys] = np.arange(start, start + len(keys))
+
+    def remove(self, keys: np.ndarray) -> None:
+        if len(keys):
+            self._index.remove_ids(np.ascontiguousarray(keys, dtype=np.int64))
+            self._row_of = None  # FAISS compacts the rows of the flat index
+
+    @staticmethod
+    def _grown(row_of: np.ndarray, size: int) -> np.ndarray:
+        if size <= len(row_of):
+            return row_of
+        grown = np.full(max(size, 2 * len(row_of)), -1, dtype=np.int64)
+        grown[: len(row_of)] = row_of
+        return grown
+
+    def _rows(self) -> np.ndarray:
+        if self._row_of is None:
+            keys = self.keys()
+            row_of = np.full(int(keys.max()) + 1 if len(keys) else 0, -1, dtype=np.int64)
+            row_of[keys] = np.arange(len(keys))
+            self._row_of = row_of
+        return self._row_of
+
+    def keys(self) -> np.ndarray:
+        """The keys in row order."""
+        return faiss.vector_to_array(self._index.id_map).astype(np.int64)
+
+    def vectors(self) -> np.ndarray:
+        """A view of the stored rows (valid until the next add or remove)."""
+        n = len(self)
+        if not n:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return faiss.rev_swig_ptr(self._flat.get_xb(), n * self.dim).reshape(n, self.dim)
+
+    def vectors_of(self, keys: np.ndarray) -> np.ndarray:
+        """A copy of the rows of ``keys`` (all must be present)."""
+        if not len(keys):
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self.vectors()[self._rows()[keys]]
+
+    def similarity(self, query: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """Inner products of ``query`` with the rows of ``keys`` (all must be present)."""
+        if not len(keys):
+            return np.zeros(0, dtype=np.float32)
+        return self.vectors()[self._rows()[keys]] @ query
+
+    def search(
+        self, query: np.ndarray, n: int, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ``n`` nearest (keys, scores), best first, among ``allowed`` keys when given."""
+        n = min(n, len(self) if allowed is None else len(allowed))
+        if n <= 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        if allowed is not None and len(allowed) <= DIRECT_MAX:
+            scores = self.similarity(query, allowed)
+            top = np.argpartition(-scores, n - 1)[:n] if n < len(allowed) else np.arange(n)
+            order = top[np.lexsort((allowed[top], -scores[top]))]
+            return allowed[order], scores[order]
+        params = None
+        if allowed is not None:
+            params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(allowed))
+        scores, keys = self._index.search(query.reshape(1, -1), n, params=params)
+        found = keys[0] >= 0
+        return keys[0][found], scores[0][found]

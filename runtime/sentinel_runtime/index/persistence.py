@@ -1,0 +1,152 @@
+"""The index file: one ``<name>.sentinel-index`` per index, replaced atomically.
+
+An uncompressed npz holding ``vectors`` (float32, one row per chunk) and ``meta`` (UTF-8
+JSON: format, version, embedder name and dimension, documents with their chunk spans).
+Chunk texts are not stored twice: a chunk is a slice of its document (``chunking``).
+A write goes to a temporary file in the same directory, is fsync'd, then ``os.replace``d
+over the old file, so a crash leaves the old index or the new one, never half of either.
+``store`` builds and reads the ``Snapshot``; ``manager`` decides where files live.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FORMAT = "sentinel-index"
+VERSION = 1
+SUFFIX = ".sentinel-index"
+_TEMP_SUFFIX = ".tmp"
+
+
+class IndexFileError(ValueError):
+    """The file is not a usable index for this runtime (the message says why)."""
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    doc_id: str
+    text: str
+    metadata: dict[str, Any]
+    spans: list[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    embedder: str
+    dim: int
+    documents: list[StoredDocument]
+    vectors: np.ndarray  # rows: the chunks of documents[0], then of documents[1], ...
+
+
+def index_file(directory: Path, name: str) -> Path:
+    return directory / f"{name}{SUFFIX}"
+
+
+def write(path: Path, snapshot: Snapshot) -> None:
+    meta = {
+        "format": FORMAT,
+        "version": VERSION,
+        "embedder": {"name": snapshot.embedder, "dim": snapshot.dim},
+        "documents": [
+            {"doc_id": d.doc_id, "text": d.text, "metadata": d.metadata, "spans": d.spans}
+            for d in snapshot.documents
+        ],
+    }
+    encoded = np.frombuffer(json.dumps(meta, ensure_ascii=False).encode(), dtype=np.uint8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TEMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            np.savez(handle, meta=encoded, vectors=snapshot.vectors.astype(np.float32))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+    _fsync_directory(path.parent)
+
+
+def _fsync_directory(directory: Path) -> None:
+    # The rename itself is durable only once the directory entry is on disk.
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temporaries(directory: Path) -> list[Path]:
+    """Delete temporary files left by a write that a crash interrupted."""
+    stale = [p for p in directory.glob(f".*{SUFFIX}.*{_TEMP_SUFFIX}") if p.is_file()]
+    for path in stale:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    return stale
+
+
+def read(path: Path) -> Snapshot:
+    """Parse ``path``; any damage or foreign content is an ``IndexFileError``."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(bytes(data["meta"]).decode())
+            vectors = np.ascontiguousarray(data["vectors"], dtype=np.float32)
+    except FileNotFoundError:
+        raise
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+        raise IndexFileError(f"{path} is not a readable Sentinel index file: {exc}") from exc
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise IndexFileError(f"{path} is not a Sentinel index file")
+    if meta.get("version") != VERSION:
+        raise IndexFileError(
+            f"{path} has index format version {meta.get('version')!r}; "
+            f"this runtime reads version {VERSION}"
+        )
+    try:
+        embedder = meta["embedder"]
+        documents = [
+            StoredDocument(
+                str(d["doc_id"]),
+                str(d["text"]),
+                dict(d["metadata"]),
+                [(int(s), int(e)) for s, e in d["spans"]],
+            )
+            for d in meta["documents"]
+        ]
+        snapshot = Snapshot(str(embedder["name"]), int(embedder["dim"]), documents, vectors)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise IndexFileError(f"{path} has damaged metadata: {exc}") from exc
+    _check_shapes(path, snapshot)
+    return snapshot
+
+
+def _check_shapes(path: Path, snapshot: Snapshot) -> None:
+    rows = sum(len(d.spans) for d in snapshot.documents)
+    if snapshot.vectors.shape != (rows, snapshot.dim):
+        raise IndexFileError(
+            f"{path} holds vectors of shape {snapshot.vectors.shape}; its documents need "
+            f"({rows}, {snapshot.dim})"
+        )
+    for doc in snapshot.documents:
+        if not doc.spans or any(not 0 <= s < e <= len(doc.text) for s, e in doc.spans):
+            raise IndexFileError(f"{path} has damaged chunk spans for {doc.doc_id!r}")
+
+
+def check_embedder(path: Path, snapshot: Snapshot, name: str, dim: int) -> None:
+    if (snapshot.embedder, snapshot.dim) != (name, dim):
+        raise IndexFileError(
+            f"{path} was built with embedder {snapshot.embedder!r} (dimension {snapshot.dim}); "
+            f"this runtime embeds with {name!r} (dimension {dim}). Vectors of different "
+            "embedders cannot be compared: re-index the documents, or run with the embedder "
+            "the file was built with (EMBEDDING_TYPE, EMBEDDING_MODEL_ID)."
+        )
