@@ -70,7 +70,9 @@ def start_runtime(
     full_env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("OUTPUT_GUARDRAILS_", "LLM_", "RUNTIME_API_KEY"))
+        if not k.startswith(
+            ("OUTPUT_GUARDRAILS_", "LLM_", "RUNTIME_API_KEY", "EMBEDDING_", "VECTOR_DB_")
+        )
     }
     full_env.update(env or {})
     with log_path.open("wb") as log:

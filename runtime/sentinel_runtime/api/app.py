@@ -11,7 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from sentinel_runtime import __version__
-from sentinel_runtime.api.routes import chat, guardrails, health
+from sentinel_runtime.api.routes import chat, guardrails, health, indexes
 from sentinel_runtime.api.services import build_services
 from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
@@ -37,6 +37,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             guardrails_enabled=settings.OUTPUT_GUARDRAILS_ENABLED,
             policy_path=services.guardrails.path if settings.OUTPUT_GUARDRAILS_ENABLED else "",
             llm="upstream" if settings.LLM_INFERENCE_URL else "embedded",
+            embedder=services.indexes.embedder.name,
+            indexes=services.indexes.describe(),
         )
         try:
             yield
@@ -48,6 +50,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(chat.router)
     app.include_router(guardrails.router)
+    app.include_router(indexes.router)
 
     @app.middleware("http")
     async def guard_requests(

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from sentinel_runtime.guardrails.reloader import GuardrailsReloader
 from sentinel_runtime.guardrails.state import GuardrailsState
+from sentinel_runtime.index.embedders import build_embedder
+from sentinel_runtime.index.manager import IndexManager
 from sentinel_runtime.llm.embedded import EmbeddedGenerator
 from sentinel_runtime.llm.upstream import UpstreamGenerator
 from sentinel_runtime.observability import events
@@ -30,12 +33,14 @@ class Services:
     settings: Settings
     guardrails: GuardrailsState
     generator: Generator
+    indexes: IndexManager
     reloader: GuardrailsReloader | None = None
 
     async def aclose(self) -> None:
         if self.reloader is not None:
             self.reloader.stop()
         await self.generator.aclose()
+        self.indexes.embedder.close()
 
 
 def _generator(settings: Settings) -> Generator:
@@ -65,14 +70,22 @@ def _reloader(settings: Settings, state: GuardrailsState) -> GuardrailsReloader 
     return reloader
 
 
+def _indexes(settings: Settings) -> IndexManager:
+    persist_dir = settings.VECTOR_DB_PERSIST_DIR.strip()
+    # Loads every persisted index now: a file this embedder cannot read stops the start.
+    return IndexManager(build_embedder(settings), Path(persist_dir) if persist_dir else None)
+
+
 def build_services(settings: Settings) -> Services:
     state = GuardrailsState(
         enabled=settings.OUTPUT_GUARDRAILS_ENABLED, path=settings.OUTPUT_GUARDRAILS_POLICY_PATH
     )
     state.load_initial()
+    indexes = _indexes(settings)
     return Services(
         settings=settings,
         guardrails=state,
         generator=_generator(settings),
+        indexes=indexes,
         reloader=_reloader(settings, state),
     )

@@ -90,10 +90,13 @@ class IndexStore:
     def _normalised(self, documents: Sequence[Document], *, need_id: bool) -> list[Document]:
         seen: set[str] = set()
         result = []
-        for doc in documents:
+        for number, doc in enumerate(documents):
+            if not isinstance(doc.text, str) or not doc.text.strip():
+                named = f" ({doc.doc_id!r})" if doc.doc_id else ""
+                raise ValueError(f"document {number}{named} has no text (empty or whitespace only)")
             doc_id = doc.doc_id or ("" if need_id else uuid.uuid4().hex)
             if not doc_id:
-                raise ValueError("every document to update needs a doc_id")
+                raise ValueError(f"document {number} has no doc_id; updates need one")
             if len(doc_id) > MAX_DOC_ID_CHARS:
                 raise ValueError(f"doc_id longer than {MAX_DOC_ID_CHARS} characters")
             if doc_id in seen:
@@ -106,7 +109,6 @@ class IndexStore:
         """Chunk and embed everything before any change: a failure changes nothing."""
         spans = []
         for doc in documents:
-            chunking.check_text(doc)
             spans.append(chunking.split_spans(doc.text, self.max_chars))
         texts = [doc.text[s:e] for doc, sp in zip(documents, spans, strict=True) for s, e in sp]
         vectors = self.embedder.embed(texts) if texts else np.zeros((0, self.embedder.dim))
