@@ -48,6 +48,10 @@ def _serve(args: argparse.Namespace) -> int:
     elif "OUTPUT_GUARDRAILS_ENABLED" not in os.environ:
         # Locally, start protected: the shipped default policy, unless the env says otherwise.
         overrides["OUTPUT_GUARDRAILS_ENABLED"] = True
+    if args.no_demo:
+        overrides["DEMO_CORPUS"] = False
+    elif "DEMO_CORPUS" not in os.environ:
+        overrides["DEMO_CORPUS"] = True  # a first run shows the whole pipeline at work
     settings = Settings(**overrides)
     logs.configure(settings.LOG_LEVEL)
     uvicorn.run(
@@ -193,6 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--policy", help="guardrails.yaml to enforce (enables guardrails)")
     group.add_argument("--no-guardrails", action="store_true", help="disable output guardrails")
     serve.add_argument("--access-log", action="store_true", help="log every HTTP request")
+    serve.add_argument(
+        "--no-demo", action="store_true", help="do not index the bundled demo corpus"
+    )
     serve.set_defaults(handler=_serve)
 
     policy = commands.add_parser("policy", help="inspect guardrails policies")

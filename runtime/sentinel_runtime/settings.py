@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     RUNTIME_API_KEY: str = Field(
         default="", description="When set, every API call needs 'Authorization: Bearer <key>'."
     )
+    DEMO_CORPUS: bool = Field(
+        default=False,
+        description="Index the bundled demo corpus as 'demo' at start (sentinel serve: on).",
+    )
     LOG_LEVEL: str = Field(default="INFO", description="Log level of the JSON log stream.")
 
     @field_validator("LLM_INFERENCE_URL")

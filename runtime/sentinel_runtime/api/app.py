@@ -11,7 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from sentinel_runtime import __version__
-from sentinel_runtime.api.routes import chat, guardrails, health, indexes
+from sentinel_runtime.api.routes import audit, chat, guardrails, health, indexes, rag
 from sentinel_runtime.api.services import build_services
 from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
@@ -51,6 +51,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(chat.router)
     app.include_router(guardrails.router)
     app.include_router(indexes.router)
+    app.include_router(rag.router)
+    app.include_router(audit.router)
 
     @app.middleware("http")
     async def guard_requests(

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from sentinel_runtime.demo import corpus
+from sentinel_runtime.guardrails.policy import Diagnostic, Policy
 from sentinel_runtime.guardrails.reloader import GuardrailsReloader
 from sentinel_runtime.guardrails.state import GuardrailsState
 from sentinel_runtime.index.embedders import build_embedder
@@ -15,6 +17,9 @@ from sentinel_runtime.llm.embedded import EmbeddedGenerator
 from sentinel_runtime.llm.upstream import UpstreamGenerator
 from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
+from sentinel_runtime.pipeline import config as pipeline_config
+from sentinel_runtime.pipeline import runner
+from sentinel_runtime.pipeline.audit import AuditLog
 from sentinel_runtime.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -34,6 +39,8 @@ class Services:
     guardrails: GuardrailsState
     generator: Generator
     indexes: IndexManager
+    audit: AuditLog
+    chat: runner.ChatFn | None = None  # the upstream LLM for the pipeline; None: built-in
     reloader: GuardrailsReloader | None = None
 
     async def aclose(self) -> None:
@@ -76,16 +83,32 @@ def _indexes(settings: Settings) -> IndexManager:
     return IndexManager(build_embedder(settings), Path(persist_dir) if persist_dir else None)
 
 
+def _audit(settings: Settings) -> AuditLog:
+    persist_dir = settings.VECTOR_DB_PERSIST_DIR.strip()
+    return AuditLog(Path(persist_dir) / "audit" if persist_dir else None)
+
+
+def _judge_sections(policy: Policy) -> tuple[Diagnostic, ...]:
+    return pipeline_config.for_policy(policy).diagnostics
+
+
 def build_services(settings: Settings) -> Services:
     state = GuardrailsState(
-        enabled=settings.OUTPUT_GUARDRAILS_ENABLED, path=settings.OUTPUT_GUARDRAILS_POLICY_PATH
+        enabled=settings.OUTPUT_GUARDRAILS_ENABLED,
+        path=settings.OUTPUT_GUARDRAILS_POLICY_PATH,
+        judge_sections=_judge_sections,
     )
     state.load_initial()
     indexes = _indexes(settings)
+    if settings.DEMO_CORPUS:
+        corpus.load_demo(indexes)
+    generator = _generator(settings)
     return Services(
         settings=settings,
         guardrails=state,
-        generator=_generator(settings),
+        generator=generator,
         indexes=indexes,
+        audit=_audit(settings),
+        chat=generator.texts if isinstance(generator, UpstreamGenerator) else None,
         reloader=_reloader(settings, state),
     )

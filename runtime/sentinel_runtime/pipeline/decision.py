@@ -10,13 +10,10 @@
 
 from __future__ import annotations
 
+from sentinel_runtime.pipeline.gate import is_refused
 from sentinel_runtime.pipeline.types import Decision, EvidenceBundle, Introspection, RetrievalPlan
 
-HARMFUL_INTENTS = frozenset({"harmful_procedural", "disguised"})
-
-
-def is_refused(state: Introspection, plan: RetrievalPlan) -> bool:
-    return state.intent in HARMFUL_INTENTS and plan.action == "no_retrieve"
+__all__ = ["decide", "is_refused"]
 
 
 def decide(state: Introspection, plan: RetrievalPlan, bundle: EvidenceBundle | None) -> Decision:

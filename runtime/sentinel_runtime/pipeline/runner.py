@@ -24,6 +24,7 @@ from sentinel_runtime.pipeline import (
     citations,
     decision,
     evidence,
+    fallback,
     gate,
     generation,
     introspection,
@@ -260,7 +261,7 @@ def _retrieve_and_filter(
             bundle = evidence.filter_evidence(hits, plan.query, state, plan, now, config.evidence)
         attempts.append(RetrievalAttempt(plan, len(hits), len(bundle.kept), bundle.fallback))
         tried.add(_plan_key(plan))
-        retry = gate.fallback_plan(plan, bundle.fallback, state, config.gate, now)
+        retry = fallback.fallback_plan(plan, bundle.fallback, state, config.gate, now)
         if retry is None or _plan_key(retry) in tried:
             return hits, bundle, plan, attempts
         plan = retry
