@@ -20,6 +20,11 @@ from sentinel_runtime.pipeline.citations import INSUFFICIENT_ANSWER, keywords
 from sentinel_runtime.pipeline.types import Answer, Conflict, Decision
 
 MAX_SENTENCES = 3
+# A sentence must cover this share of the query's keywords, and this share of what the best
+# sentence covers: one shared common word ("request") is not an answer.
+MIN_OVERLAP = 0.3
+RELATIVE_OVERLAP = 0.6
+MIN_WORDS = 4  # titles and fragments ("Refund policy.") say nothing on their own
 SUMMARY_PREFIX = "At a high level, without operational detail: "
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 _STEP_LIKE = re.compile(r"^\s*(?:\d+[.)]|step\s+\d+|[-*\u2022])\s", re.IGNORECASE)
@@ -48,14 +53,17 @@ def _candidates(query: str, hits: Sequence[Hit], *, summary: bool) -> list[_Sent
     found = []
     for hit in hits:
         for sentence in sentences(hit.chunk.text):
+            if len(sentence.split()) < MIN_WORDS:
+                continue
             if summary and (_STEP_LIKE.match(sentence) or harm.assess_harm(sentence).procedural):
                 continue
             overlap = len(wanted & keywords(sentence)) / len(wanted) if wanted else 0.0
-            if overlap > 0:
+            if overlap >= MIN_OVERLAP:
                 found.append(_Sentence(sentence, hit.chunk.chunk_id, hit.rank, overlap))
     # Relevance first; among equals, the better-ranked chunk and the earlier sentence.
     found.sort(key=lambda s: (-s.overlap, s.rank))
-    return found
+    best = found[0].overlap if found else 0.0
+    return [s for s in found if s.overlap >= RELATIVE_OVERLAP * best]
 
 
 def extractive_answer(
