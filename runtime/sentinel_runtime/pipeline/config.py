@@ -10,7 +10,8 @@ version and nothing is re-parsed per request.
 
 from __future__ import annotations
 
-import functools
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -112,13 +113,23 @@ def parse_sections(sections: Mapping[str, Any]) -> PipelineConfig:
 DEFAULT = parse_sections({})
 
 
-@functools.lru_cache(maxsize=8)
-def _cached(sha256: str, policy: policy_mod.Policy) -> PipelineConfig:
-    return parse_sections(policy.sections)
+_CACHE_SIZE = 8
+_cache: OrderedDict[str, PipelineConfig] = OrderedDict()
+_cache_lock = threading.Lock()
 
 
 def for_policy(policy: policy_mod.Policy | None) -> PipelineConfig:
     """The pipeline configuration of a policy version (defaults when guardrails are off)."""
     if policy is None:
         return DEFAULT
-    return _cached(policy.sha256, policy)
+    with _cache_lock:
+        cached = _cache.get(policy.sha256)
+        if cached is not None:
+            _cache.move_to_end(policy.sha256)
+            return cached
+    parsed = parse_sections(policy.sections)
+    with _cache_lock:
+        _cache[policy.sha256] = parsed
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return parsed
