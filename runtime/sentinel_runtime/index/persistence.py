@@ -103,7 +103,7 @@ def read(path: Path) -> Snapshot:
             vectors = np.ascontiguousarray(data["vectors"], dtype=np.float32)
     except FileNotFoundError:
         raise
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         raise IndexFileError(f"{path} is not a readable Sentinel index file: {exc}") from exc
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise IndexFileError(f"{path} is not a Sentinel index file")
