@@ -81,7 +81,7 @@ def test_signals_are_codes_not_text() -> None:
     assert result.signals
     assert all(":" in code and " " not in code for code in result.signals)
     assert all(
-        code.split(":")[0] in {"topic", "procedural", "intent", "context"}
+        code.split(":")[0] in {"topic", "act", "goal", "procedural", "intent", "context"}
         for code in result.signals
     )
 

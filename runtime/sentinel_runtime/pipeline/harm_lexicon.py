@@ -1,0 +1,1223 @@
+"""The lexicon and request grammar behind ``harm.assess_harm`` (data, no scoring).
+
+General English, not data set strings: harmful topics (``MENTIONS``), harmful goals, which
+mostly need a victim or a target in the same clause (``GOALS``, ``PAIRS``), the grammar of
+asking for a procedure or for content (``PROCEDURAL``), and the contexts that defuse a
+harmful word (``DEFUSERS``). ``harm`` weighs them; nothing here decides.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+def rx(*parts: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{part})" for part in parts), re.IGNORECASE)
+
+
+def words(*alternatives: str) -> str:
+    return r"\b(?:" + "|".join(alternatives) + r")\b"
+
+
+@dataclass(frozen=True)
+class Rule:
+    category: str
+    code: str
+    pattern: re.Pattern[str]
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Harm when both patterns occur in one sentence (a group and a discriminatory claim);
+    ``ordered``: the first must come before the second."""
+
+    category: str
+    code: str
+    first: re.Pattern[str]
+    second: re.Pattern[str]
+    ordered: bool = True
+
+
+# --- who can be harmed -------------------------------------------------------------------
+
+_RELATION = (
+    r"(?:neighbou?rs?|wife|wives|husbands?|partners?|spouses?|girlfriends?|boyfriends?|"
+    r"ex(?:[- ](?:wife|husband|girlfriend|boyfriend|partner))?|fianc[eé]e?|boss|bosses|"
+    r"managers?|supervisors?|coworkers?|co-workers?|colleagues?|employees?|employers?|"
+    r"secretary|assistant|teachers?|professors?|students?|classmates?|roommates?|flatmates?|"
+    r"sisters?|brothers?|siblings?|mother|father|mom|mum|dad|parents?|sons?|daughters?|"
+    r"child(?:ren)?|kids?|bab(?:y|ies)|grand\w+|aunt|uncle|cousins?|nephews?|nieces?|"
+    r"in-laws?|friends?|best\s+friend|enemy|enemies|landlord|landlady|tenants?|patients?|"
+    r"clients?|customers?|doctor|therapist|probation\s+officer|house\s+servant|servant|"
+    r"maid|nanny|babysitter|family|bully|stepson|stepdaughter|(?:tinder\s+|blind\s+|first\s+)?date)"
+)
+PERSON = (
+    r"(?:someone|somebody|anyone|anybody|everyone|everybody|people|persons?|humans?|humanity|"
+    r"mankind|individuals?|victims?|civilians|strangers?|(?:wo)?m[ae]n|girls?|boys?|"
+    r"child(?:ren)?|kids?|bab(?:y|ies)|toddlers?|infants?|teen(?:ager)?s?|minors?|"
+    r"adolescents?|pupils?|students?|elderly|pensioners?|women|"
+    + _RELATION
+    + r"|politicians?|president|prime\s+minister|senators?|governor|mayor|judges?|"
+    r"journalists?|reporters?|police(?:\s+officers?)?|cops?|officers?|soldiers?|guards?|"
+    r"security\s+guards?|witness(?:es)?|informants?|immigrants?|refugees?|migrants?|"
+    r"protest[eo]rs?|crowds?|passengers?|pedestrians?|drivers?|cyclists?|hostages?|"
+    r"prisoners?|inmates?|worshippers?|congregation|shoppers?|workers?|nurses?|"
+    r"doctors?|priests?|imams?|rabbis?|him|her|them)"
+)
+NAMED = r"(?-i:[A-Z][a-z]+(?:\s+[A-Z]\.)?\s+[A-Z][a-z]+)"
+ANIMAL = r"(?:cats?|dogs?|pets?|pupp(?:y|ies)|kittens?|horses?|cows?|animals?|birds?)"
+BODY = (
+    r"(?:skull|head|face|throat|neck|arter(?:y|ies)|veins?|wrists?|heart|lungs?|organs?|"
+    r"eyes?|limbs?|arms?|legs?|fingers?|kneecaps?|ribs?|spine|genitals?|(?:dead\s+)?body|"
+    r"bodies|corpse)"
+)
+DETERMINER = (
+    r"(?:(?:a|an|the|my|your|his|her|their|our|this|that|these|those|some|all|every|each|"
+    r"many|several|as\s+many|any|one|two|three|\d+)\s+)"
+)
+# Up to two modifiers between determiner and noun ("my annoying neighbour"), but never a
+# preposition, so "kill time with friends" does not reach "friends".
+MODIFIERS = (
+    r"(?:(?!(?:with|for|in|at|on|to|of|by|from|and|or|than|like|into|about)\b)"
+    r"[\w'-]+\s+){0,2}"
+)
+# Not a possessive ("the kids' toys"), not an errand ("shoot him an email", "hit people up").
+_NOT_TARGET = (
+    "(?!['\u2019])"
+    r"(?!\s+(?:up\b|(?:a|an)\s+(?:quick\s+)?(?:message|e-?mail|text|line|note|dm|"
+    r"look|glance|smile|question|call|favou?r)\b))"
+)
+TARGET = rf"{DETERMINER}?{MODIFIERS}(?:{PERSON}|{ANIMAL})\b{_NOT_TARGET}"
+POSSESSOR = rf"(?:{DETERMINER}?{MODIFIERS}(?:{PERSON})'s?|his|her|their)"
+
+
+def verbs(*stems: str) -> str:
+    """Present forms of each verb (base, -s, -ing); a participle such as "injured people"
+    describes victims rather than asking to harm them, so -ed forms are left out."""
+    forms = []
+    for stem in stems:
+        head, _, tail = stem.partition(" ")
+        rest = rf"\s+{tail}" if tail else ""
+        if head.endswith("e"):
+            forms.append(rf"{head[:-1]}(?:e|es|ing){rest}")
+        elif head.endswith("y") and head[-2] not in "aeiou":
+            forms.append(rf"{head[:-1]}(?:y|ies|ying){rest}")
+        else:
+            forms.append(rf"{head}(?:s|es|{head[-1]}?ing)?{rest}")
+    return "(?:" + "|".join(forms) + ")"
+
+
+# Verbs that kill or maim: harmful with any person as object, a named one included.
+LETHAL_VERB = verbs(
+    "kill",
+    "murder",
+    "shoot",
+    "stab",
+    "strangle",
+    "throttle",
+    "choke",
+    "suffocate",
+    "smother",
+    "drown",
+    "poison",
+    "torture",
+    "kidnap",
+    "abduct",
+    "snipe",
+    "assassinate",
+    "execute",
+    "behead",
+    "decapitate",
+    "dismember",
+    "lynch",
+    "hang",
+    "slaughter",
+    "butcher",
+    "gut",
+    "eliminate",
+    "exterminate",
+    "eradicate",
+    "annihilate",
+    "rape",
+    "molest",
+    "take out",
+    "do away with",
+    "get rid of",
+    "dispose of",
+    "run over",
+    "electrocute",
+    "incapacitate",
+    "paralyse",
+    "paralyze",
+    "maim",
+    "mutilate",
+    "disfigure",
+    "blind",
+)
+# Verbs that are harmful only with a living target ("kill a process", "crush a can" are not).
+VIOLENT_VERB = (
+    "(?:"
+    + LETHAL_VERB
+    + "|"
+    + verbs(
+        "hurt",
+        "harm",
+        "injure",
+        "wound",
+        "attack",
+        "assault",
+        "beat",
+        "beat up",
+        "hit",
+        "punch",
+        "kick",
+        "slap",
+        "capture",
+        "trap",
+        "overpower",
+        "subdue",
+        "restrain",
+        "tie up",
+        "gag",
+        "chop up",
+        "cut up",
+        "slice",
+        "slit",
+        "sever",
+        "pierce",
+        "crack open",
+        "break open",
+        "shatter",
+        "smash",
+        "crush",
+        "rip off",
+        "tear off",
+        "burn",
+        "set fire to",
+        "torch",
+        "blow up",
+        "bomb",
+        "nuke",
+        "obliterate",
+        "destroy",
+        "wipe out",
+        "terrorise",
+        "terrorize",
+        "threaten",
+        "stalk",
+        "harass",
+        "abuse",
+        "enslave",
+        "starve",
+        "sterilise",
+        "sterilize",
+        "infect",
+        "disarm",
+        "knock out",
+        "traffic",
+        "groom",
+        "drug",
+    )
+    + ")"
+)
+
+GROUP = (
+    r"(?:(?:black|white|asian|latin[oax]s?|hispanic|arab|african|indian|chinese|mexican|"
+    r"jewish|muslim|christian|hindu|sikh|buddhist|catholic|mormon|atheist|gay|lesbian|"
+    r"bisexual|asexual|queer|trans(?:gender)?|non-binary|disabled|autistic|blind|deaf|"
+    r"elderly|old|poor|homeless|immigrant|refugee|roma|indigenous|native|divorced|single|"
+    r"unmarried|overweight|fat|obese|mentally\s+ill|neurodivergent|working[- ]class|foreign|"
+    r"female|male|pregnant|unemployed|left[- ]wing|right[- ]wing|liberal|conservative)\s+"
+    r"(?:people|persons|men|women|folks|individuals|kids|children|employees|students|"
+    r"couples|americans|communit(?:y|ies)|immigrants|workers|voters|citizens|parents)"
+    r"|people\s+(?:with|on|of|from|who\s+are)\s+(?:a\s+|an\s+)?[\w-]+(?:\s+[\w-]+)?"
+    r"|(?:jews|muslims|christians|hindus|sikhs|buddhists|catholics|mormons|atheists|gays|"
+    r"lesbians|blacks|whites|asians|latinos|hispanics|arabs|africans|immigrants|refugees|"
+    r"migrants|women|girls|minorities|foreigners|homosexuals|transgenders?|trans\s+women|"
+    r"trans\s+men|the\s+disabled|the\s+poor|the\s+elderly|the\s+homeless|roma|gypsies|"
+    r"mexicans|chinese|indians|africans|native\s+americans)"
+    r"|(?:a|any|certain|particular|specific|one|another|different)\s+(?:race|ethnicity|"
+    r"religion|group|demographic|community|minority|nationality|gender|caste))"
+)
+
+# --- figurative speech and safe targets, removed before anything else is matched ---------
+
+_PEST = (
+    r"(?:vermin|rats?|mice|pests?|weeds?|ants?|cockroach\w*|roaches|termites|slugs|snails|"
+    r"moles|gophers|mosquito\w*|flies|fleas|ticks|lice|bed\s*bugs|wasps|hornets|aphids|"
+    r"bacteria|germs|viruses\s+on\s+\w+|mou?ld|fungus|algae|rodents?|insects?|bugs|"
+    r"invasive\s+\w+|crabgrass|dandelions)"
+)
+IDIOMS = rx(
+    r"\bmurders?\s+of\s+crows\b",
+    r"\bkill(?:s|ing|ed)?\s+(?:some\s+|the\s+|a\s+little\s+)?time\b|\bkilling\s+it\b|"
+    r"\bkill(?:s|ed)?\s+it\s+(?:on|at|in|with)\b|\bkill\s+two\s+birds\b|"
+    r"\bkiller\s+(?:app|feature|deal|idea|workout|look|smile|view|instinct|whales?)\b|"
+    r"\bmake\s+a\s+killing\b|\bdressed\s+to\s+kill\b",
+    r"\bbomb(?:s|ed|ing)?\s+(?:the|a|an|my|this|that|his|her)\s+(?:\w+\s+)?(?:test|exam|quiz|"
+    r"interview|audition|presentation|gig|show|speech|date|pitch|recital|performance)\b",
+    r"\bphoto\s*bomb\w*|\b(?:the|da)\s+bomb\b|\bbombshell\b|\bbath\s+bombs?\b|"
+    r"\bdrop\s+(?:a|the)\s+bomb(?:shell)?\b|\bf-bombs?\b",
+    r"\bsteal(?:s|ing)?\s+(?:the|a)\s+(?:show|spotlight|limelight|scene|glance|kiss|base|"
+    r"march|moment)\b|\bsteal\w*\s+(?:someone's|my|his|her|your|their)\s+heart\b",
+    r"\bweed(?:s|ing)?\s+(?:my|the|your|our|a)\s+(?:\w+\s+)?(?:garden|lawn|yard|beds?|patch|"
+    r"plot|allotment)\b|\bweed\s*(?:killer|whacker|eater)s?\b|\bweed(?:s|ed|ing)?\s+out\b|"
+    r"\bto\s+weed\b",
+    r"\bblow(?:s|ing)?\s+off\s+steam\b|\bblow(?:s|ing)?\s+(?:my|your|their|his|her)\s+mind\b|"
+    r"\bblow\s+the\s+whistle\b|\bblow(?:s|ing)?\s+up\s+(?:a|the|some|my)\s+(?:\w+\s+)?"
+    r"(?:balloons?|air\s+mattress|pool|tyres?|tires?|raft|photo|picture|image)\b|"
+    r"\bblow(?:ing)?\s+(?:out\s+)?(?:the\s+)?candles?\b",
+    r"\bshoot(?:ing)?\s+for\s+the\s+(?:stars|moon)\b|\bshoot(?:ing)?\s+the\s+breeze\b|"
+    r"\btake\s+a\s+(?:shot|stab)\s+at\b|\bshoot(?:ing)?\s+(?:my|your)\s+shot\b|"
+    r"\bshoot(?:s|ing)?\s+(?:a|the|my|some|this)\s+(?:\w+\s+)?(?:photos?|pictures?|video|film|"
+    r"scene|movie|hoops|baskets?|footage|documentary|portraits?|wedding)\b",
+    r"\bpunch(?:ing)?\s+above\s+\w+\s+weight\b|\bbeat(?:ing)?\s+around\s+the\s+bush\b|"
+    r"\bbeat(?:s|ing)?\s+(?:the|my|your)\s+(?:heat|traffic|odds|deadline|rush|clock|"
+    r"system|record|personal\s+best|high\s+score|final\s+boss|eggs?|batter|cream)\b|"
+    r"\bbeat\s+(?:the\s+)?eggs?\b",
+    r"\bbreak\s+the\s+(?:ice|bank)\b|\bbreak\s+a\s+leg\b|\bbite\s+the\s+bullet\b|"
+    r"\bdodge\w*\s+a\s+bullet\b|\bsilver\s+bullet\b|\bbullet\s+points?\b|"
+    r"\bpull\s+the\s+trigger\s+on\b|\btrigger\s+warnings?\b",
+    r"\b(?:crush|smash|nail|slay|kill)(?:es|ing)?\s+(?:it|the\s+competition|my\s+goals|"
+    r"the\s+interview|the\s+exam|the\s+test|the\s+game)\b|\bhave\s+a\s+crush\b|"
+    r"\bcrush(?:es|ing)?\s+on\b|\bsmash\s+hit\b",
+    r"\bchok(?:e|es|ing)\s+(?:under|on)\s+(?:the\s+)?(?:pressure|food|a\s+\w+)\b",
+    r"\bexecut(?:e|es|ing)\s+(?:a|the|my|our|this|that)\s+(?:\w+\s+)?(?:plan|strategy|task|"
+    r"command|order|program|code|query|trade|script|function|move|idea)\b",
+    r"\battack(?:s|ing)?\s+(?:the|a|this)\s+(?:problem|task|challenge|question)\b|"
+    r"\b(?:heart|panic|asthma|anxiety)\s+attacks?\b",
+    r"\b(?:state|moment|feeling|sense)\s+of\s+ecstasy\b|\bin\s+ecstasy\b|"
+    r"\bhigh\s+on\s+life\b|\bruns?\s+?(?:er's|ers)\s+high\b",
+    r"\bknock(?:s|ing)?\s+(?:them|'em|it)\s+(?:dead|out\s+of\s+the\s+park)\b|"
+    r"\bknockout\s+(?:performance|look|dress)\b",
+    r"\bexplosive\s+(?:growth|flavou?rs?|performance|popularity|temper|diarrh\w+)\b|"
+    r"\bexplod\w*\s+(?:in|with)\s+(?:popularity|laughter|flavou?r)\b",
+    r"\bhit(?:s|ting)?\s+(?:the|a)\s+(?:gym|road|books|sack|hay|jackpot|target|note|button|"
+    r"ball|spot|nail|wall|ground\s+running)\b|\bhit\s+(?:it|me)\s+up\b",
+    r"\bgut\s+(?:feeling|instinct|check|health|bacteria)\b",
+    r"\bterrible\s+twos\b|\bcrime\s+(?:novel|fiction|drama|show|series)\b",
+    rf"\b(?:poison\w*|kill\w*|exterminat\w*|get\w*\s+rid\s+of|eliminat\w*|trap\w*|gas\w*|"
+    rf"murder\w*|destroy\w*|wip\w*\s+out|eradicat\w*)\s+(?:the\s+|my\s+|some\s+|all\s+|"
+    rf"these\s+|those\s+|a\s+|an\s+)?(?:\w+\s+)?{_PEST}\b",
+)
+
+
+# --- harmful topics named (weak on their own) --------------------------------------------
+
+MENTIONS: tuple[Rule, ...] = (
+    Rule(
+        "chemical_biological",
+        "cbrn",
+        rx(
+            words(
+                r"sarin|soman|tabun|novichok|vx|nerve\s+(?:agents?|gas)|lewisite|mustard\s+gas|"
+                r"sulfur\s+mustard|nitrogen\s+mustard|phosgene|chloropicrin|chlorine\s+gas|"
+                r"hydrogen\s+cyanide|cyanide|ricin|abrin|anthrax|botulinum|botulism|smallpox|"
+                r"ebola|cholera|plague|tetrodotoxin|dimethylmercury|strychnine|arsenic|thallium|"
+                r"polonium|parathion|organophosphates?|toxins?|pathogens?|bioweapons?|"
+                r"(?:chemical|biological|bio)[- ]?(?:weapons?|warfare|agents?|terror\w*)|"
+                r"toxic\s+(?:gas|chemicals?|fumes)|poison\s+gas|poisons?|bsl-?[34]|"
+                r"gain[- ]of[- ]function|enriched\s+uranium|dirty\s+bombs?|"
+                r"nuclear\s+(?:weapons?|device|bomb)|radioactive\s+material"
+            )
+        ),
+    ),
+    Rule(
+        "explosives",
+        "explosives",
+        rx(
+            words(
+                r"bombs?|car\s+bombs?|pipe\s+bombs?|explosives?|explosive\s+devices?|detonators?|"
+                r"ieds?|grenades?|landmines?|c-?4|semtex|tnt|tatp|hmtd|rdx|petn|anfo|"
+                r"nitroglycerine?|thermite|napalm|ammonium\s+nitrate|black\s+powder|gunpowder|"
+                r"blasting\s+caps?|molotov(?:\s+cocktails?)?|incendiary\s+devices?|firebombs?"
+            )
+        ),
+    ),
+    Rule(
+        "weapons",
+        "weapons",
+        rx(
+            words(
+                r"guns?|firearms?|rifles?|pistols?|handguns?|shotguns?|ar-?15s?|ak-?47s?|glocks?|"
+                r"ammunition|ammo|silencers?|suppressors?|auto\s+sears?|bump\s+stocks?|"
+                r"ghost\s+guns?|full[- ]auto|fully\s+automatic|weapons?|shivs?|shanks?|"
+                r"switchblades?|brass\s+knuckles|tasers?|stun\s+guns?|crossbows?"
+            )
+        ),
+    ),
+    Rule(
+        "drugs",
+        "drugs",
+        rx(
+            words(
+                r"meth|methamphetamines?|amphetamines?|cocaine|crack\s+cocaine|heroin|fentanyl|"
+                r"carfentanil|nitazenes?|opioids?|opiates?|oxycodone|oxycontin|morphine|codeine|"
+                r"lsd|mdma|ketamine|ghb|pcp|dmt|psilocybin|mescaline|rohypnol|roofies|"
+                r"date[- ]rape\s+drugs?|purple\s+drank|lean|steroids?|anabolic|marihuana|"
+                r"marijuana|cannabis|weed|inhalants?|huff(?:ing)?|whippets|drugs?|drug\s+use|"
+                r"narcotics?|controlled\s+substances?|precursors?|clandestine\s+labs?|"
+                r"get(?:ting)?\s+high"
+            ),
+            r"\b(?:take|taking|buy|buying|sell|selling|make|making|cook|cooking|drop|pop|dose|"
+            r"on)\s+(?:some\s+)?ecstasy\b",
+        ),
+    ),
+    Rule(
+        "cyber",
+        "cyber",
+        rx(
+            words(
+                r"malware|ransomware|spyware|stalkerware|keyloggers?|rootkits?|trojans?|botnets?|"
+                r"backdoors?|zero[- ]days?|exploits?|exploiting|vulnerabilit(?:y|ies)|"
+                r"cve-\d{4}-\d+|payloads?|shellcode|reverse\s+shells?|privilege\s+escalation|"
+                r"escalate\s+privileges|cryptomining\s+malware|sql\s+injection|sqli|xss|"
+                r"cross[- ]site\s+scripting|buffer\s+overflows?|brute[- ]forc\w*|"
+                r"(?:computer|boot\s+sector|polymorphic)\s+virus\w*|worms?|replay\s+attacks?|"
+                r"amplification\s+attacks?|dns\s+amplification|social\s+engineering|csrf|"
+                r"cross[- ]site\s+request\s+forgery"
+            )
+        ),
+    ),
+    Rule(
+        "fraud_deception",
+        "fraud",
+        rx(words(r"stolen|dark\s*web|spam\w*|cheat\w*")),
+    ),
+    Rule(
+        "violence",
+        "violence",
+        rx(
+            words(
+                r"violen(?:ce|t)|hostages?|serial\s+kill\w*|hitm[ae]n|bloodshed|casualt(?:y|ies)|"
+                r"riots?|urban\s+warfare|child\s+labou?r\w*|gor(?:e|y)|"
+                r"graphic\s+(?:detail|violence|description)|gangs?"
+            )
+        ),
+    ),
+    Rule(
+        "self_harm",
+        "self_harm",
+        rx(
+            words(
+                r"suicid\w*|self[- ]harm\w*|self[- ]injur\w*|self[- ]inflicted|overdos\w*|"
+                r"pro-?ana|thinspo\w*|anorexi\w*|bulimi\w*|eating\s+disorders?|purging"
+            )
+        ),
+    ),
+    Rule(
+        "extremism",
+        "extremism",
+        rx(
+            words(
+                r"terroris[mt]s?|terror\s+(?:attacks?|cells?|groups?|plots?)|isis|isil|"
+                r"al[- ]qaeda|al[- ]shabaab|boko\s+haram|hezbollah|kkk|ku\s+klux\s+klan|"
+                r"extremis[mt]s?|jihad\w*|neo[- ]?nazi\w*|white\s+supremac\w*|"
+                r"white\s+nationalis\w*|ethnic\s+cleansing|cults?"
+            )
+        ),
+    ),
+    Rule(
+        "hate_harassment",
+        "hate",
+        rx(
+            words(
+                r"slurs?|hateful|racis[mt]\w*|stereotyp\w*|sexis[mt]\w*|misogyn\w*|homophob\w*|"
+                r"transphob\w*|xenophob\w*|anti-?semit\w*|islamophob\w*|bigot\w*|discriminat\w*|"
+                r"insults?"
+            )
+        ),
+    ),
+    Rule(
+        "sexual_content",
+        "sexual",
+        rx(
+            words(
+                r"porn\w*|sexually\s+(?:explicit|suggestive)|"
+                r"explicit\s+(?:sex\w*|images?|pictures?|photos?|videos?|snapchats?|content)|"
+                r"intimate\s+(?:images?|pictures?|photos?|videos?)|erotic\w*|nsfw|sex\s+scenes?|"
+                r"nudes?|adult\s+(?:movies?|films?|videos?|content|scenes?)|"
+                r"sexual\s+(?:acts?|relationship|favou?rs?)|sugar\s+bab(?:y|ies)|"
+                r"sexual\s+(?:demands|favou?rs|advances)|"
+                r"(?:have|having)\s+sex\s+in\s+(?:a\s+)?public|prostitut\w*|escort\s+services?"
+            )
+        ),
+    ),
+    Rule(
+        "misinformation",
+        "misinfo",
+        rx(words(r"misinformation|conspiracy\s+theor\w*|hoax\w*|rumou?rs?")),
+    ),
+    Rule(
+        "copyright",
+        "copyright",
+        rx(words(r"lyrics")),
+    ),
+    Rule(
+        "other",
+        "illegal",
+        rx(words(r"crimes?|criminal\s+activit\w*|evidence")),
+    ),
+)
+
+# --- wrongful acts named (a request to do one is harmful; a question about one is not) ---
+
+ACTS: tuple[Rule, ...] = (
+    Rule(
+        "cyber",
+        "cyber",
+        rx(
+            words(
+                r"hack\w*|phishing|spear[- ]phishing|cryptojack\w*|ddos|denial[- ]of[- ]service|"
+                r"credential\s+stuffing|deface\w*|sim\s+swap\w*|cyber\s*attacks?"
+            )
+        ),
+    ),
+    Rule(
+        "fraud_deception",
+        "fraud",
+        rx(
+            words(
+                r"fraud\w*|scam\w*|counterfeit\w*|launder\w*|embezzl\w*|ponzi|pyramid\s+schemes?|"
+                r"insider\s+trading|tax\s+evasion|forg(?:e|ed|ing|ery|eries)|extort\w*|"
+                r"blackmail\w*|brib\w*|shoplift\w*|burglar\w*|pickpocket\w*|smuggl\w*|"
+                r"identity\s+theft|impersonat\w*|catfish\w*|skimm(?:er|ers|ing)|theft|robbery|"
+                r"chop\s+shops?|deceptive|deceiv\w*|plagiari[sz]\w*|hot-?wir\w*"
+            )
+        ),
+    ),
+    Rule(
+        "violence",
+        "violence",
+        rx(
+            words(
+                r"murder\w*|homicid\w*|assassinat\w*|massacre\w*|genocid\w*|tortur\w*|kidnap\w*|"
+                r"abduct\w*|maim\w*|dismember\w*|decapitat\w*|lynch\w*|mutilat\w*|"
+                r"hit[- ]and[- ]run|mass\s+shoot\w*|school\s+shoot\w*|human\s+trafficking|"
+                r"sex\s+trafficking|animal\s+cruelty|dog\s*fight\w*|cock\s*fight\w*|rape\w*|"
+                r"sexual\s+assault\w*|(?:car|vehicle|truck)[- ]ramming(?:\s+attacks?)?|"
+                r"ramming\s+attacks?|death\s+threats?|drawn\s+and\s+quartered|skinned\s+alive|"
+                r"burned\s+alive"
+            )
+        ),
+    ),
+    Rule(
+        "hate_harassment",
+        "hate",
+        rx(
+            words(
+                r"harass\w*|bull(?:y|ies|ied|ying)|cyberbull\w*|intimidat\w*|humiliat\w*|"
+                r"demean\w*|hate\s+speech|hate\s+crimes?|defam\w*|libel\w*|slander\w*|gaslight\w*|"
+                r"dehumani[sz]\w*"
+            )
+        ),
+    ),
+    Rule(
+        "other",
+        "illegal",
+        rx(
+            words(
+                r"illegal(?:ly)?|illicit(?:ly)?|unlawful(?:ly)?|treason|arson|vandali[sz]\w*|"
+                r"poach\w*|trespass\w*|sabotag\w*|hijack\w*"
+            )
+        ),
+    ),
+    Rule(
+        "copyright",
+        "copyright",
+        rx(words(r"pirat(?:e|ed|ing)|torrent\w*|warez|keygen|cracked\s+(?:software|version|copy)")),
+    ),
+    Rule(
+        "sexual_content",
+        "sexual",
+        rx(words(r"sextort\w*")),
+    ),
+    Rule(
+        "misinformation",
+        "misinfo",
+        rx(
+            words(
+                r"disinformation|propaganda|"
+                r"false\s+(?:information|claims?|news|narratives?|rumou?rs?)|fake\s+news"
+            )
+        ),
+    ),
+    Rule(
+        "extremism",
+        "extremism",
+        rx(words(r"radicali[sz]\w*")),
+    ),
+)
+
+# --- harmful goals (strong: a victim, a target or an explicit wrongful aim) ---------------
+
+_CONTENT = (
+    r"(?:post|posts|tweets?|messages?|e-?mails?|letters?|articles?|blog(?:\s+post)?|essay|"
+    r"speech|sermon|song|rap|poem|story|book|ad(?:vertisement)?|campaign|slogans?|"
+    r"comments?|reviews?|video|tiktok|website|pamphlet|flyer|leaflet|manifesto|curriculum|"
+    r"lecture|script|text|note|guide|tutorial|game|podcast|meme)"
+)
+_HARM_NOUN = (
+    r"(?:violence|drug\s+use|drugs|alcohol|self[- ]harm|suicide|eating\s+disorders?|"
+    r"anorexia|bulimia|crimes?|criminal\s+\w+|hate|hatred|terrorism|extremism|racism|"
+    r"discrimination|oppression|dehumani[sz]ation|gangs?|risky\s+behaviou?r|cheating|"
+    r"bullying|harassment|abuse|genocide|war\s+crimes|violent\s+\w+|illegal\s+\w+|"
+    r"stereotypes?|"
+    r"dangerous\s+\w+|misogyny|sexism|homophobia|antisemitism|xenophobia|white\s+supremacy|"
+    r"nazism|fascism|slavery|child\s+labou?r|animal\s+cruelty|unsafe\s+\w+|addiction)"
+)
+_PRIVATE_ATTR = (
+    r"(?:passwords?|pins?|passcodes?|log-?ins?|credentials|security\s+questions?|"
+    r"social\s+security\s+numbers?|ssns?|tax\s+(?:records|returns)|medical\s+(?:records|"
+    r"history|conditions?)|health\s+(?:records|conditions?)|diagnos[ie]s|browsing\s+history|"
+    r"search\s+history|birth\s+certificates?|driver'?s\s+licen[cs]e(?:\s+number)?|"
+    r"passport(?:\s+number)?|(?:mobile|cell|phone|telephone)\s+numbers?|(?:home\s+)?address|"
+    r"e-?mail(?:\s+address)?|location|whereabouts|religio(?:n|us\s+beliefs?)|"
+    r"political\s+(?:affiliation|views|beliefs|leanings?)|sexual\s+orientation|"
+    r"sexual\s+history|salary|income|earnings|bank\s+(?:account|details|statements?)|"
+    r"credit\s+card(?:\s+(?:number|details))?|criminal\s+record|messages|texts|dms|"
+    r"chats?|photos|pictures|emails|inbox|accounts?|phone|laptop|computer|diary|"
+    r"date\s+of\s+birth|birthday|ip\s+address|immigration\s+status|therapy\s+notes|"
+    r"instagram|facebook|snapchat|whatsapp|icloud|gmail)"
+)
+_ATROCITY = (
+    r"(?:holocaust|genocides?|ethnic\s+cleansing|slavery|slave\s+trade|apartheid|"
+    r"massacres?|(?:nightclub\s+|mass\s+|school\s+)?shootings?|bombings?|terror(?:ist)?\s+"
+    r"attacks?|9/11|september\s+11|hitler|nazis?|nazism|third\s+reich|stalin|pol\s+pot|"
+    r"khmer\s+rouge|isis|al[- ]qaeda|taliban|invasions?|invade|trail\s+of\s+tears|"
+    r"lynchings?|internment|residential\s+schools|pogroms?|gulags?|colonialism|jim\s+crow|"
+    r"segregation|kkk|ku\s+klux\s+klan|war\s+crimes|atrocit(?:y|ies)|civil\s+rights\s+"
+    r"movement|suffrage|mao|cultural\s+revolution|rwandan?|armenian|nanking|hiroshima|"
+    r"nagasaki|columbine|sandy\s+hook|wounded\s+knee|my\s+lai)"
+)
+
+_OWNER = rf"(?:{_RELATION}|(?:business\s+)?rivals?|competitors?|opponents?)"
+
+GOALS: tuple[Rule, ...] = (
+    Rule(
+        "violence",
+        "harm_person",
+        rx(
+            rf"\b{VIOLENT_VERB}\s+{TARGET}",
+            rf"\b{LETHAL_VERB}\s+{NAMED}\b",
+            rf"\bpush(?:es|ing)?\s+{TARGET}\s+(?:off|down|into|in\s+front\s+of|out\s+of)\b",
+            rf"\b{VIOLENT_VERB}\s+{POSSESSOR}\s+(?:\w+\s+){{0,2}}{BODY}\b",
+            rf"\b{VIOLENT_VERB}\s+(?:a\s+|the\s+)?(?:human|dead|living)\s+{BODY}",
+            rf"\b(?:set\w*\s+(?:fire\s+to|on\s+fire)|burn\w*\s+down|blow\w*\s+up|bomb\w*|"
+            rf"demolish\w*|destroy\w*|vandali[sz]\w*|torch\w*|wreck\w*|break\w*\s+into|"
+            rf"rob\w*|loot\w*|key\w*)\s+{POSSESSOR}\s+(?:\w+\s+){{0,2}}(?:house|home|car|"
+            rf"apartment|flat|office|shop|store|business|property|garage|truck|boat)\b",
+            r"\b(?:set\w*|burn\w*|blow\w*|bomb\w*|attack\w*|destroy\w*|obliterat\w*|"
+            r"wip\w*\s+out|poison\w*|shoot\w*\s+up)\s+(?:up\s+|down\s+)?(?:a|an|the|my|our|"
+            r"this|that|an\s+entire|the\s+entire|the\s+whole|a\s+whole|a\s+local|the\s+local)"
+            r"\s+(?:\w+\s+)?(?:city|town|village|country|nation|population|hospital|school|"
+            r"church|mosque|synagogue|temple|stadium|concert|festival|mall|market|subway|"
+            r"airport|train|plane|bus|power\s+(?:plant|grid)|water\s+supply|reservoir|"
+            r"dam|bridge|embassy|police\s+station|army\s+base|military\s+base|government\s+"
+            r"building|courthouse|parliament|skyscrapers?|office\s+building|crowd)\b"
+            r"(?!\s+(?:game|level|map|mission))",
+            r"\b(?:inflict\w*|caus\w*)\s+(?:maximum\s+|serious\s+|physical\s+|severe\s+|"
+            r"the\s+most\s+)?(?:pain|harm|injur(?:y|ies)|damage|suffering|casualties|chaos|"
+            r"panic|deaths?)\b",
+            r"\b(?:plan|planning|plot\w*|arrange)\s+(?:\w+\s+){0,2}(?:someone's|his|her|their|"
+            r"my\s+\w+'s)\s+(?:death|murder|killing|assassination|disappearance)\b",
+            r"\b(?:get\s+away\s+with|cover\s+up)\s+(?:a\s+|the\s+)?(?:murder|killing|crime|"
+            r"hit[- ]and[- ]run|assault)\b",
+            r"\b(?:incit\w*|provok\w*|start\w*|instigat\w*)\s+(?:a\s+)?(?:riots?|violence|"
+            r"hate\s+crimes?|attacks?|war|unrest|lynching|pogrom)\b",
+            r"\b(?:disabl\w*|tamper\w*\s+with|cut\w*|sabotag\w*)\s+(?:the\s+|a\s+|an\s+|"
+            r"someone's\s+|my\s+\w+'s\s+)?(?:\w+\s+){0,2}(?:brakes?|brake\s+lines?|"
+            r"airbags?|steering|smoke\s+detectors?|life\s+support|insulin\s+pump|pacemaker|"
+            r"elevator|seat\s*belts?|gas\s+line)\b",
+            r"\bhurt\w*\s+(?:others|someone|people)\b",
+            r"\b(?:join|recruit\w*\s+(?:for|into)|joining)\s+(?:a\s+)?gangs?\b",
+        ),
+    ),
+    Rule(
+        "self_harm",
+        "self_harm_method",
+        rx(
+            rf"\b{VIOLENT_VERB}\s+(?:myself|yourself|oneself|themselves|ourselves)\b",
+            rf"\b{VIOLENT_VERB}\s+my\s+(?:own\s+)?(?:\w+\s+)?{BODY}",
+            r"\b(?:end|take)\s+(?:my|your|one's|their)\s+(?:own\s+)?life\b",
+            r"\b(?:want|wanna|going|how|ways?|way|best|easiest|quickest|painless\w*|take|"
+            r"what)\b[^.?!]{0,40}\bto\s+die\b",
+            r"\b(?:die|go\s+out|end\s+it)\s+like\b",
+            r"\b(?:end\s+it\s+all|not\s+wake\s+up|commit\s+suicide|kill\s+myself)\b",
+            r"\b(?:conceal|hide)\w*\s+(?:my\s+)?(?:cuts?|scars?|wounds?|self[- ]harm)\b",
+            r"\b(?:starv\w*|purg\w*)\s+myself\b|\bstop\s+eating\s+(?:entirely|completely)\b",
+        ),
+    ),
+    Rule(
+        "chemical_biological",
+        "cbrn_goal",
+        rx(
+            r"\b(?:spread|release|disperse|aerosoli[sz]e|weaponi[sz]e|introduce|culture|"
+            r"cultivate)\w*\s+(?:a\s+|the\s+|an\s+)?(?:\w+\s+)?(?:virus|viruses|disease|"
+            r"pathogens?|bacteria|toxins?|agents?|spores|infection|plague|cholera|anthrax)\b",
+            r"\bmore\s+(?:deadly|lethal|transmissible|contagious|virulent|infectious)\b",
+            r"\b(?:antibiotic|drug|multi-?drug)[- ]resistant\b|\bresistant\s+to\s+antibiotics\b",
+            r"\bmix\w*\s+bleach\s+(?:and|with)\s+(?:ammonia|vinegar|rubbing\s+alcohol|acids?|"
+            r"hydrogen\s+peroxide)\b",
+            r"\b(?:tamper\w*\s+with|contaminat\w*|poison\w*)\s+(?:a\s+|the\s+|an\s+)?"
+            r"(?:\w+'s\s+|city's\s+)?(?:water\s+supply|reservoir|food\s+supply|food|drinks?|"
+            r"medication|medicine|baby\s+formula)\b",
+            rf"\binfect\w*\s+{TARGET}",
+            r"\b(?:lethal|fatal|deadly)\s+(?:dose|amount|quantity)\b",
+            r"\b(?:compromise|breach)\w*\s+(?:a\s+|the\s+)?(?:bsl-?[34]|bio\w*)\s+(?:lab\w*)\b",
+        ),
+    ),
+    Rule(
+        "sexual_minors",
+        "minors_sexual",
+        rx(
+            r"\bchild\s+(?:porn\w*|sexual\s+abuse\s+material|sex\w*|erotica)\b",
+            r"\bcsam\b",
+            r"\bpa?edophil\w*",
+            r"\b(?:molest\w*|groom\w*)\b",
+            r"\b(?:sexual\w*|sex|nude|naked|erotic\w*|explicit|intimate)\b[^.?!]{0,60}"
+            r"\b(?:minors?|child(?:ren)?|kids?|underage|preteens?|\d{1,2}[- ]year[- ]olds?|"
+            r"schoolgirls?|schoolboys?|teens?|teenagers?)\b",
+            r"\b(?:minors?|child(?:ren)?|kids?|underage|\d{1,2}[- ]year[- ]olds?)\b[^.?!]{0,60}"
+            r"\b(?:sexual\w*|sex|nude|naked|erotic\w*|explicit)\b",
+            r"\b(?:[1-9]|1[0-5]|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen)[- ]"
+            r"year[- ]old\b[^?]{0,160}\b(?:trust\s+me|(?:doesn't|won't|not)\s+tell|secret|"
+            r"alone\s+with|get\s+close)\b",
+        ),
+    ),
+    Rule(
+        "cyber",
+        "cyber_goal",
+        rx(
+            r"\b(?:hack\w*|break\w*|get\w*|gain\w*|brut\w*)\s+(?:in)?(?:to|into)\s+(?:a\s+|the\s+|"
+            r"an\s+|someone's\s+|my\s+\w+'s\s+|his\s+|her\s+|their\s+)?(?:\w+\s+){0,2}"
+            r"(?:systems?|network|accounts?|database|computer|server|e-?mail|phone|website|"
+            r"wi-?fi|router|camera|webcam|bank\s+account|icloud|instagram|facebook)\b",
+            r"\b(?:gain\w*|get\w*|obtain\w*)\s+(?:unauthori[sz]ed\s+)?access\s+to\s+(?:a\s+|"
+            r"the\s+|someone's\s+|her\s+|his\s+|their\s+|my\s+\w+'s\s+|other\s+people's\s+)",
+            r"\b(?:unauthori[sz]ed|illegal(?:ly)?)\s+access\w*\b",
+            r"\b(?:programs?|scripts?|code|bots?|tools?|apps?|software|algorithms?|extensions?|"
+            r"macros?|virus|worm)\s+(?:that|which|to)\s+(?:can\s+)?(?:be\s+used\s+to\s+|be\s+)?"
+            r"(?:automatically\s+|secretly\s+|permanently\s+|silently\s+)?(?:steal|spy|spies|"
+            r"record|delete|corrupt|wipe|trick|harvest|target|collect|"
+            r"scrape|bypass|disable|infect|encrypt|exploit|crack|hijack|spread|sends?\s+spam|"
+            r"spam|flood|launch|cheat|manipulat|track|monitor|inject|evade|ddos|brute|"
+            r"posts?\s+inflammatory|impersonat|mine)\w*",
+            r"\b(?:crack|bypass|break|circumvent|disable|defeat|evade)\w*\s+(?:the\s+|a\s+|an\s+)?"
+            r"(?:\w+\s+)?(?:passwords?|encryption|authentication|2fa|two[- ]factor|captchas?|"
+            r"firewalls?|antivirus|anti-?virus|edr|waf|input\s+validation|security\s+"
+            r"(?:systems?|measures|software|controls|cameras?)|drm|paywalls?|licen[cs]e\s+"
+            r"checks?|detection|content\s+filters?|alarms?)\b",
+            r"\b(?:launch|perform|carry\s+out|conduct|execute)\w*\s+(?:a\s+)?(?:\w+\s+)?"
+            r"(?:cyber\s*attacks?|ddos|attacks?\s+on)\b",
+            r"\b(?:exfiltrat\w*|wiretap\w*)\b",
+            r"\b(?:develop|creat|writ|build|design|mak|engineer|cod|program)\w*\s+(?:a|an|"
+            r"some|the)\s+(?:[\w-]+\s+)?(?:virus|worm|trojan|malware|ransomware|keylogger|"
+            r"rootkit|botnet|spyware|exploit)\b",
+            r"\b(?:using|use|exploit\w*)\s+(?:the\s+)?(?:\w+\s+){0,4}vulnerabilit(?:y|ies)\b",
+        ),
+    ),
+    Rule(
+        "privacy",
+        "privacy_goal",
+        rx(
+            rf"\bmy\s+{MODIFIERS}{_OWNER}'s?\s+(?:\w+\s+){{0,2}}{_PRIVATE_ATTR}\b",
+            rf"\b(?:someone|somebody|a\s+stranger|a\s+person|other\s+people|others|people)'s?\s+"
+            rf"(?:\w+\s+){{0,2}}{_PRIVATE_ATTR}\b",
+            rf"\b(?:how\s+much|what)\s+(?:money\s+)?(?:does|do|is)\s+my\s+{MODIFIERS}"
+            rf"{_RELATION}\s+(?:earn|make|paid|vote|believe|weigh)\b",
+            rf"\bwhere\s+(?:does|do|is)\s+my\s+{MODIFIERS}{_RELATION}\s+(?:live|stay|work)\b",
+            r"\b(?:secretly|covertly|discreetly|without\s+(?:them|him|her|anyone)\s+knowing)\s+"
+            r"(?:\w+\s+){0,2}(?:record|monitor|track|read|watch|film|follow|listen|install|"
+            r"spy|photograph)\w*",
+            r"\b(?:record|monitor|track|read|watch|film|spy\s+on|install\s+\w+\s+on)\w*\s+"
+            r"(?:\w+\s+){0,3}(?:without\s+(?:their|his|her|them|the\s+\w+'s)\s+(?:\w+\s+)?"
+            r"(?:knowledge|knowing|consent|permission))\b",
+            r"\b(?:install|put|hide|plant)\w*\s+(?:a\s+|an\s+|some\s+)?(?:\w+\s+){0,2}on\s+"
+            r"(?:my\s+\w+'s|his|her|their|someone's)\s+(?:\w+\s+)?(?:phone|computer|laptop|"
+            r"car|device|desktop)\b",
+            r"\b(?:doxx?\w*|stalk\w*|spy\w*\s+on)\b",
+            r"\b(?:hidden|secret|spy)\s+cameras?\b",
+            r"\bwithout\s+(?:their|his|her|them|anyone|(?:the\s+)?users?'?s?|people's|"
+            r"customers?'?s?)\s+(?:\w+\s+)?(?:knowledge|knowing|"
+            r"consent|permission|noticing|finding\s+out)\b",
+            r"\b(?:leak|share|post|spread|distribute)\w*\s+(?:my\s+\w+'s|his|her|their|"
+            r"someone's)\s+(?:\w+\s+)?(?:explicit|nude|intimate|private)\b",
+        ),
+    ),
+    Rule(
+        "fraud_deception",
+        "fraud_goal",
+        rx(
+            r"\bsteal\w*\s+(?:them|it|one|some)\b|\bsteal\w*\s+(?:[\w'-]+\s+){0,3}(?:money|cash|"
+            r"cars?|credit\s+card\w*|identit\w*|"
+            r"data|information|info|passwords?|credentials|cookies|tokens?|accounts?|"
+            r"crypto\w*|bitcoin|from|goods|items|merchandise|packages?|jewel\w*|wallets?|"
+            r"phones?|playstation|electronics|(?:a|an|the)\s+\w+)",
+            r"\bfake\s+(?:[\w'-]+\s+){0,2}(?:ids?|identit\w*|passports?|documents?|reviews?|"
+            r"invoices?|prescriptions?|charit\w*|news|accounts?|profiles?|certificates?|"
+            r"diplomas?|degrees?|transcripts?|money|currency|bills?|credentials?|login|"
+            r"websites?|sites?|pages?|claims?|rumou?rs?|receipts?|tiktoks?|videos?|"
+            r"emergenc\w*|injur\w*|insurance|stars)\b",
+            r"\b(?:trick|deceiv|dup|con|lure|manipulat|pressur|coerc|blackmail|scar|fool)\w*\s+"
+            r"(?:\w+\s+){0,3}(?:into|to\s+(?:reveal|give|send|share|click|pay|sign|download|"
+            r"install))\b",
+            r"\b(?:manipulat|gaslight)\w*\s+(?:\w+\s+){0,2}(?:people|someone|users|customers|"
+            r"voters|victims|him|her|them|my\s+\w+|partners?|children|employees|others|"
+            r"(?:customer\s+)?ratings|reviews|financial\s+data|stock|market|prices?|elections?)\b",
+            r"\b(?:lie|lying)\s+to\s+(?:the|my|a|an)\s+(?:\w+\s+)?(?:police|hiring|employer|"
+            r"interviewer|insurance|insurer|doctor|court|judge|landlord|bank|irs|customs|"
+            r"officer|investigators?|auditors?|manager)\b",
+            r"\bfalsely\s+(?:accus|claim|report|stat)\w*",
+            r"\b(?:evad\w*|cheat\w*\s+on|avoid\w*\s+paying)\s+(?:my\s+|the\s+)?taxes\b",
+            r"\b(?:evad\w*|bypass\w*|sneak\w*\s+(?:past|through))\s+(?:\w+\s+)?(?:airport\s+)?"
+            r"(?:security|customs|border\s+control|checkpoints?|tsa|metal\s+detectors?)\b",
+            r"\b(?:fool|cheat|beat|trick|pass|fake|evade)\w*\s+(?:a\s+|the\s+|my\s+)?"
+            r"(?:breathalyz\w*|drug\s+tests?|polygraph|lie\s+detector|background\s+checks?|"
+            r"urine\s+tests?|plagiarism\s+checkers?|proctor\w*)\b",
+            r"\bcheat\w*\s+(?:on|in)\s+(?:\w+\s+)?(?:exams?|tests?|quizz?e?s?|finals|"
+            r"assignments?)\b",
+            r"\b(?:without\s+(?:getting\s+)?(?:caught|detected|detection|noticed|traced|"
+            r"arrested|into\s+trouble|in\s+trouble|leaving\s+(?:a\s+)?(?:trace|evidence))|"
+            r"(?:destroy\w*|hid\w*|get\w*\s+rid\s+of|tamper\w*\s+with)\s+(?:the\s+)?evidence|"
+            r"cover\s+(?:up|my\s+tracks))\b",
+            r"\b(?:file|submit|make)\w*\s+(?:a\s+)?(?:fake|false|fraudulent|bogus)\b",
+            r"\b(?:multiple|many|bulk|hundreds\s+of|thousands\s+of|fake)\s+(?:\w+\s+)?"
+            r"(?:accounts|profiles|reviews|likes|followers)\b",
+            r"\bartificially\s+(?:inflate|boost)\b|\bbot\s+(?:network|farm)s?\b",
+            r"\b(?:convinc|persuad|trick|get)\w*\s+(?:\w+\s+){0,2}(?:to|that)\s+(?:\w+\s+){0,3}"
+            r"(?:enabl|click|download|install|open|disabl|run)\w*\s+(?:[\w-]+\s+){0,2}(?:macros?|"
+            r"links?|attachments?|files?|software|antivirus|security|programs?)\b",
+            r"\bappears?\s+to\s+come\s+from\b|\bspoof\w*",
+            r"\b(?:looks?|appears?)\s+(?:exactly\s+|just\s+)?like\s+(?:[\w'-]+\s+){0,3}(?:website|"
+            r"web\s*site|login|page|site|app|e-?mail)\b",
+            r"\brig(?:s|ged|ging)?\s+(?:the\s+)?(?:[\w-]+\s+)?(?:votes?|vote-by-mail|elections?|"
+            r"ballots?|polls?)\b",
+            r"\b(?:avoid|evad|escap)\w*\s+(?:detection|getting\s+caught|arrest)\b",
+            r"\b(?:lock[- ]?pick\w*|pick\w*\s+(?:a|the)\s+locks?)\b",
+            r"\b(?:break\w*|sneak\w*)\s+(?:in)?(?:to|into)\s+(?:a|an|the|my\s+\w+'s|someone's|"
+            r"his|her)\s+(?:\w+\s+)?(?:house|home|car|apartment|store|shop|bank|vault|"
+            r"building|office|facility)\b",
+            r"\b(?:reuse|copy|steal)\w*\s+[^.?!]{0,40}\bwithout\s+(?:detection|credit|"
+            r"attribution|permission)\b",
+            r"\bcommit\w*\s+(?:a\s+|an\s+)?(?:\w+\s+)?(?:crimes?|fraud|treason|arson|"
+            r"robbery|burglary|felon(?:y|ies)|identity\s+theft|theft|perjury|atrocities)\b",
+            r"\b(?:launder|counterfeit|forge|smuggle)\w*\b",
+            r"\b(?:market|advertis|present|pass)\w*\s+(?:\w+\s+){0,3}as\s+(?:having|being)\b"
+            r"[^.?!]{0,60}\bwithout\s+actually\b",
+            r"\bwithout\s+actually\s+(?:being|having|holding|earning)\b",
+            r"\bpretend\w*\s+to\s+be\s+(?:a\s+|an\s+)?(?:doctor|nurse|police|officer|lawyer|"
+            r"irs|bank|official|agent|employee|representative)\b",
+            r"\b(?:pump\s+and\s+dump|wash\s+trad\w*|front[- ]run\w*)\b",
+            r"\bhot-?wir\w*\s+(?:a|the|an|my\s+\w+'s|someone's)\s+(?:\w+\s+)?(?:car|vehicle|truck|"
+            r"motorcycle|bike)\b",
+            r"\bsell\w*\s+(?:\w+\s+){0,2}(?:stolen|counterfeit|fake)\b",
+            rf"\brob(?:s|bing)?\s+(?:{TARGET}|(?:a|an|the|my|this|that)\s+(?:\w+\s+)?(?:bank|"
+            rf"casino|store|shop|house|home|jewel\w*|gas\s+station|liquor\s+store|pharmacy|"
+            rf"museum|train|armou?red\s+(?:car|truck)|atm|vault|mansion|church|restaurant))\b",
+        ),
+    ),
+    Rule(
+        "drugs",
+        "drugs_goal",
+        rx(
+            r"\b(?:buy|sell|get|obtain|score|find|grow|cook|make|produce|synthesi[sz]e|"
+            r"smuggle|traffic|deal)\w*\s+(?:some\s+|my\s+own\s+|more\s+)?(?:\w+\s+)?"
+            r"(?:weed|pot|marihuana|marijuana|cannabis|coke|cocaine|crack|meth|heroin|fentanyl|drugs|"
+            r"pills|steroids|testosterone|opioids|oxy|xanax|adderall|lsd|mdma|shrooms|"
+            r"ketamine|molly|acid|narcotics)\b",
+            r"\b(?:get|getting|stay|staying)\s+high\b",
+            r"\b(?:without\s+a\s+prescription|prescription\s+(?:drugs|pills|amphetamines|"
+            r"opioids)\s+(?:to|for)\s+(?:get\s+high|recreational))\b",
+            r"\b(?:persuad|convinc|encourag|get|pressur|trick|lure)\w*\s+(?:a\s+|my\s+|the\s+|"
+            r"young\s+)?(?:\w+\s+)?(?:teen\w*|child(?:ren)?|kids?|minors?|students?|friends?|"
+            r"people|someone)\s+(?:in)?to\s+(?:start\s+|try\s+)?(?:using\s+|taking\s+|"
+            r"doing\s+)?(?:drugs|huff|heroin|meth|cocaine|vap|smok|drink|alcohol|pills)\w*",
+        ),
+    ),
+    Rule(
+        "weapons",
+        "weapons_goal",
+        rx(
+            r"\b(?:make|build|assemble|3d[- ]print|manufactur\w*|convert|modify|craft|"
+            r"improvis\w*)\w*\s+(?:a\s+|an\s+|my\s+own\s+|your\s+own\s+)?(?:\w+\s+){0,2}"
+            r"(?:guns?|firearms?|rifles?|pistols?|silencers?|suppressors?|shivs?|shanks?|"
+            r"weapons?|auto\s+sears?|full[- ]auto|fully\s+automatic|zip\s+guns?)\b",
+            r"\b(?:ghost|untraceable|3d[- ]printed|unregistered)\s+(?:guns?|firearms?|weapons?)\b",
+            r"\bbuy\w*\s+(?:a\s+)?(?:gun|firearm|weapon)s?\s+(?:without|illegally|"
+            r"anonymously|off\s+the\s+books)\b",
+        ),
+    ),
+    Rule(
+        "explosives",
+        "explosives_goal",
+        rx(
+            r"\b(?:make|build|assemble|construct|manufactur\w*|craft|improvis\w*|detonat\w*|"
+            r"plant|hide|set\s+off)\w*\s+(?:a\s+|an\s+|my\s+own\s+)?(?:\w+\s+){0,2}"
+            r"(?:bombs?|explosives?|ieds?|grenades?|detonators?|molotov\w*|pipe\s+bombs?|"
+            r"car\s+bombs?|incendiar\w*|napalm|thermite)\b",
+            r"\b(?:easy|easiest|best|how)\b[^.?!]{0,40}\bto\s+(?:destroy|blow\s+up|bomb|level)\b",
+            r"\b(?:cause|create|trigger|set\s+off)\w*\s+(?:a\s+|an\s+)?(?:\w+\s+)?(?:explosions?|"
+            r"blasts?)\b",
+        ),
+    ),
+    Rule(
+        "hate_harassment",
+        "harass_goal",
+        rx(
+            rf"\b(?:bull(?:y|ies|ied|ying)|harass\w*|humiliat\w*|intimidat\w*|threaten\w*|"
+            rf"insult\w*|mock\w*|shame\w*|troll\w*|ridicul\w*|demean\w*|belittl\w*|"
+            rf"degrad\w*|call\w*\s+(?:them|him|her)\s+out)\s+(?:\w+\s+)?{TARGET}",
+            r"\b(?:sexually\s+suggestive|make\s+(?:her|him|them)\s+(?:really\s+|very\s+)?"
+            r"uncomfortable)\b",
+            r"\bthreatening\s+(?:\w+\s+)?(?:letter|message|e-?mail|note|post|text|voicemail|"
+            r"call)s?\b",
+            r"\b(?:feel|be)\s+(?:unsafe|unwelcome|afraid|scared|threatened)\b",
+            r"\b(?:their|his|her|the\s+victim's)\s+own\s+fault\b",
+            r"\b(?:slogans?|jokes?|insults?|memes?|chants?|messages?|posts?)\s+(?:to\s+)?"
+            r"(?:promot\w*|spread\w*|mocking|against|about\s+why)\s+(?:\w+\s+)?(?:hate|"
+            r"hatred|immigrants|jews|muslims|women|gays|minorities)\b",
+            r"\bspread\w*\s+(?:\w+\s+){0,2}(?:hate|hatred|anti-?semitic|racist|homophobic|"
+            r"hateful|bigoted)\b",
+            r"\b(?:express|promote|spread|share)\w*\s+(?:my\s+)?(?:homophobic|racist|sexist|"
+            r"anti-?semitic|transphobic|xenophobic|bigoted|misogynistic)\b",
+            r"\bconsent\s+is\s+(?:\w+\s+)?(?:unnecessary|optional|not\s+(?:needed|necessary|"
+            r"required))\b",
+            rf"\b(?:why|reasons?)\b[^.?!]{{0,40}}\b(?:is\s+it|it\s+is|it's)\s+(?:best|right|good|"
+            rf"better|fair|justified|a\s+good\s+idea|okay|ok|acceptable)\s+(?:for|that)\s+"
+            rf"{GROUP}",
+        ),
+    ),
+    Rule(
+        "misinformation",
+        "misinfo_goal",
+        rx(
+            r"\b(?:modify|edit|rewrite|change|alter|tweak|revise|add\s+\w+\s+to)\w*\s+(?:\w+\s+)"
+            r"{0,4}(?:text|article|paragraphs?|passage|wikipedia|list|section|description|"
+            r"entry|page|post)\b[^.?!]{0,80}\b(?:suggest|imply|make\s+it\s+(?:seem|look|appear)|"
+            r"persuade|convince|claim|argue|appear)\w*",
+            r"\b(?:persuade|convince)\s+(?:the\s+)?readers\s+that\b",
+            r"\b(?:to\s+)?(?:suggest|imply|make\s+it\s+seem)\s+(?:like\s+)?that\s+"
+            r"(?-i:[A-Z])\w+[^.?!]{0,60}\b(?:was|were|is)\s+(?:involved|complicit|responsible|"
+            r"behind|guilty|a\s+criminal|a\s+front|convicted|suspected)\b",
+            r"\b(?:spread|create|write|post|generate|make)\w*\s+(?:\w+\s+){0,2}(?:false|"
+            r"misleading|fake|fabricated)\s+(?:\w+\s+)?(?:information|rumou?rs?|claims?|news|"
+            r"stories|stats|statistics|evidence|quotes?|narratives?)\b",
+            r"\b(?:persuasive|convincing|misleading)\s+(?:\w+\s+){0,2}(?:article|essay|post|"
+            r"blog|argument|speech|tweets?|advertisement|message|email|text|sermon)\b"
+            r"[^.?!]{0,80}\b(?:that|to|claiming|arguing|about|why)\b",
+            r"\b(?:arguing|claiming|argue|claim|prove|show|convince\s+\w+|persuad\w+\s+\w+)\s+"
+            r"that\s+[^.?!]{0,80}\b(?:was|were|is|are)\s+(?:a\s+|an\s+)?(?:complete\s+|total\s+|"
+            r"actually\s+|really\s+)?(?:fabricat\w*|lie|hoax|myth|fake|staged|"
+            r"exaggerated|wrong\s+and\s+unnecessary|unnecessary|not\s+real|never\s+happened|"
+            r"a\s+good\s+thing|justified|rigged|stolen)\b",
+            r"\b(?:holocaust|genocide|massacre|moon\s+landing|climate\s+change|vaccines?)\s+"
+            r"(?:was\s+|is\s+)?(?:a\s+)?(?:hoax|fake|fabricat\w*|never\s+happened|myth|"
+            r"exaggerated|staged|cause\w*\s+autism)\b",
+            r"\b(?:vaccines?\s+cause|election\s+was\s+(?:stolen|rigged)|(?:were|was)\s+rigged)\b",
+        ),
+    ),
+    Rule(
+        "copyright",
+        "copyright_goal",
+        rx(
+            r"\b(?:lyrics|verses?|chorus)\s+(?:of|to|from)\b",
+            r"\b(?:long|full|entire|complete|whole|lengthy|verbatim|first|opening|last)\s+"
+            r"(?:\w+\s+){0,2}(?:passages?|text|chapters?|transcripts?|script|pages?|"
+            r"lyrics|sections?)\s+(?:of|from)\b",
+            r"\bpassages?\s+from\s+[\"'\u201c\u2018]",
+            r"\b(?:reproduce|transcribe|print|output|copy|recite)\s+(?:the\s+)?(?:full\s+|"
+            r"entire\s+|complete\s+|whole\s+)?(?:text|lyrics|chapter|book|article|script)\b",
+        ),
+    ),
+    Rule(
+        "other",
+        "promote_harm",
+        rx(
+            rf"\b(?:promot|encourag|glorif|incit|advocat|normali[sz]|celebrat|romantici[sz]|"
+            rf"justif|endors|condon)\w*\s+(?:the\s+)?(?:use\s+of\s+|acts?\s+of\s+|"
+            rf"(?:\w+\s+){{0,3}}to\s+(?:commit|engage\s+in|use|try|join)\s+)?{_HARM_NOUN}",
+            r"\b(?:encourag|persuad|convinc|pressur|coerc|lure|entic|incit|urg)\w*\s+"
+            r"(?:\w+\s+){0,3}(?:to|into)\s+(?:commit|engage|join|try|start|eat|drink|"
+            r"ingest|swallow|feed|huff|cut|starve|harm|hurt|kill|attack|steal|take|use|"
+            r"experiment|skip|stop|drive|jump|play\s+with)\w*\b[^.?!]{0,60}",
+            rf"\b{_CONTENT}\s+(?:that\s+|which\s+)?(?:promot|encourag|glorif|incit|advocat|"
+            rf"normali[sz]|celebrat|spread|justif|endors)\w*\b",
+            r"\b(?:start|found|lead|run)\s+(?:my\s+own\s+|a\s+)?cult\b|\bworship\s+me\b",
+            r"\btarget\w*\s+vulnerable\s+(?:individuals|people|users|groups)\b",
+            r"\bcommit\s+crimes\b|\billegal\s+\w+[- ]?hunting\b",
+            r"\b(?:evad|escap|elud|outrun|outsmart|los)\w*\s+(?:the\s+)?(?:police|cops|law\s+"
+            r"enforcement|authorities|feds|fbi)\b",
+            r"\b(?:prevent|stop|keep|discourag)\w*\s+(?:\w+\s+){1,5}from\s+(?:talking|speaking|"
+            r"reporting|testifying|telling|calling|contacting|going)\s+(?:to\s+)?(?:the\s+)?"
+            r"(?:police|law\s+enforcement|authorities|cops|anyone|a\s+lawyer|social\s+services)\b",
+            r"\b(?:prevent|stop|keep|bar|ban|discourag)\w*\s+(?:\w+\s+){1,6}from\s+"
+            r"(?:voting|entering|working|living|renting|buying|joining)\b",
+            r"\b(?:screen|filter|reject|hire|fire|evict|deny|refuse)\w*\s+(?:\w+\s+){0,3}"
+            r"(?:based\s+on|because\s+of)\s+(?:their\s+|his\s+|her\s+)?(?:race|religion|"
+            r"ethnicity|gender|sexual\s+orientation|skin\s+colou?r|nationality|disability|"
+            r"age|pregnancy)\b",
+            r"\b(?:feel|be)\s+unwelcome\b|\bharsher\s+(?:sentences|punishments?|treatment)\b",
+            r"\b(?:cover|hide)\s+up\s+(?:all\s+)?(?:our|my|the)\s+(?:\w+\s+)?(?:mistakes|"
+            r"violations|problems|crimes?|abuse|leaks?|accident)\b",
+            r"\bwith\s+(?:all\s+)?(?:the\s+)?(?:ingredients|materials)\s+and\s+quantities\b",
+        ),
+    ),
+)
+
+# --- sentence-level pairs: a group and a discriminatory claim, an atrocity and praise -----
+
+_DISCRIMINATE = rx(
+    r"\bshould(?:n't|\s+not)?\s+(?:\w+\s+){0,3}(?:be\s+(?:\w+\s+)?(?:allowed|permitted|barred|"
+    r"banned|denied|excluded|kicked|deported|segregated|sterili[sz]ed|forced|prevented|"
+    r"locked|jailed|imprisoned|punished|fired|removed|paid\s+less|treated|admitted|given|"
+    r"shown|discriminated|exterminated|eliminated|killed|executed|shot|expelled|stripped)|"
+    r"have\s+(?:equal\s+|the\s+same\s+)?(?:rights|freedom|access)|vote|marry|work|exist|"
+    r"adopt|have\s+(?:kids|children)|raise\s+children|go\s+through|earn|serve|hold|"
+    r"run\s+for|get|receive|live|enter|teach|be\s+near)",
+    r"\b(?:why|reasons?)\b[^.?!]{0,40}\b(?:is\s+it|it\s+is|it's)\s+(?:best|right|good|"
+    r"better|fair|justified|a\s+good\s+idea|okay|ok|acceptable)\s+(?:for|that)\b",
+    r"\b(?:are|is)\s+(?:all\s+)?(?:naturally\s+|genetically\s+|just\s+|so\s+)?(?:inferior|"
+    r"subhuman|animals|vermin|parasites|a\s+burden|lazy|stupid|criminals|dangerous|evil|"
+    r"disgusting|terrorists|less\s+intelligent|not\s+real|a\s+disease|a\s+plague|"
+    r"ruining|destroying|worthless|dirty|savages|rapists|thieves)\b",
+    r"\b(?:lower|inferior|less)\s+(?:iqs?|intelligence)\b|\bstealing\s+(?:\w+\s+)?jobs\b",
+    r"\b(?:discriminat\w*|deport\w*|segregat\w*|exclud\w*|ban\w*|unwelcome|harsher|"
+    r"extra\s+security|earn\s+less|overrepresented|kicked\s+off|denied|barred|should\s+not|"
+    r"not\s+(?:be\s+)?(?:allowed|permitted|given|admitted|shown))\b",
+)
+_GROUP_RX = rx(r"\b" + GROUP + r"\b")
+_ENDORSE = rx(
+    r"\b(?:right|justified|good\s+thing|good\s+idea|admirable|heroic|glorious|necessary|"
+    r"deserved|beneficial|moral(?:ly)?\s+(?:right|justified)|a\s+success|positive)\b",
+    r"\b(?:benefits?|upsides?|advantages?|positive\s+(?:aspects|effects|sides))\s+of\b",
+    r"\b(?:replicate|emulate|recreate|bring\s+back|repeat|copy)\b",
+    r"\b(?:fabrication|hoax|lie|myth|never\s+happened|exaggerated|staged|wrong\s+and\s+"
+    r"unnecessary)\b",
+    r"\b(?:success|successes|achievements?|glory)\s+of\b|\btreat\w*\s+(?:\w+\s+){0,2}like\b",
+)
+# A yes/no question ("Was the bombing justified?") asks for a debate, not for praise.
+YES_NO = re.compile(
+    r"^\s*(?:was|were|is|are|did|do|does|could|would|should|can|has|have)\b"
+    r"(?!\s+(?:you|u)\b)",
+    re.IGNORECASE,
+)
+_ATROCITY_RX = rx(r"\b" + _ATROCITY + r"\b")
+
+PAIRS: tuple[Pair, ...] = (
+    Pair("hate_harassment", "discrimination", _GROUP_RX, _DISCRIMINATE),
+    Pair("extremism", "endorse_atrocity", _ATROCITY_RX, _ENDORSE, ordered=False),
+)
+
+# --- the grammar of asking for a procedure or for content ---------------------------------
+
+PROCEDURAL: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "how_to",
+        rx(
+            r"\bhow\s+(?:to|do|does|can|could|would|should|might|is\s+it\s+possible)\b",
+            r"\b(?:ways?|methods?|techniques?|tips|tricks|strateg(?:y|ies)|tactics|ideas?|"
+            r"advice|suggestions?|steps|best\s+practices|approach(?:es)?|means)\s+"
+            r"(?:to|for|of|on)\b",
+            r"\bwhat\s+(?:steps|tools|techniques|methods|strategies|language|software|"
+            r"conversation\s+starters|info|information|symptoms|kind\s+of|type\s+of|"
+            r"specific|can\s+i|should\s+i|could\s+i|would\s+i|do\s+i)\b",
+            r"\bwhat(?:'s|\s+is|\s+are)\s+(?:the|some|good)\s+(?:\w+\s+){0,2}(?:best|easiest|"
+            r"quickest|simplest|most|perfect|good|effective|efficient|ways?|methods?|"
+            r"strateg\w*|techniques?)\b",
+            r"\bwhere\s+(?:can|could|do|should|would)\s+(?:i|one|you|we)\b",
+            r"\bwhich\s+\w+\s+(?:should|would|could|can|is|are)\b",
+            r"\b(?:walk|talk)\s+me\s+through\b|\bteach\s+me\b|\bshow\s+me\s+how\b|"
+            r"\bexplain\s+(?:exactly\s+|in\s+detail\s+)?how\b|\bdescribe\s+how\b|"
+            r"\bhelp\s+me\b|\bideas\s+for\b|\bany\s+advice\b|\bpull\s+it\s+off\b",
+        ),
+    ),
+    (
+        "instructions",
+        rx(
+            r"\b(?:step[- ]by[- ]step|instructions?|tutorial|guide|manual|recipe|blueprints?|"
+            r"playbook|walkthrough|procedure|protocol|how-to|detailed\s+(?:plan|steps|"
+            r"description|explanation|list|outline)|in\s+(?:great\s+|graphic\s+)?detail|"
+            r"actionable|specific\s+(?:steps|instructions|details))\b",
+            r"\b(?:list|give|provide|outline|detail)\s+(?:me\s+)?(?:the\s+)?(?:\w+\s+){0,2}"
+            r"(?:steps?|ways?|methods?|ingredients|materials|tools|equipment|suppliers?|"
+            r"vendors?|ratio|quantities)\b",
+        ),
+    ),
+    (
+        "make",
+        rx(
+            r"\b(?:make|making|build|building|assemble|construct|manufactur\w*|produce|"
+            r"synthesi[sz]\w*|extract|cook|brew|grow|culture|cultivat\w*|obtain|acquire|"
+            r"buy|purchase|source|smuggle|modify|convert|3d[- ]print|get\s+(?:hold\s+of|some))\b",
+        ),
+    ),
+    (
+        "write",
+        rx(
+            r"\b(?:write|compose|draft|create|generate|develop|design|craft|publish|post|"
+            r"share|list|suggest|brainstorm|outline|describe|explain|provide|give|share|"
+            r"come\s+up\s+with|produce|prepare|instruct|teach|convince|persuade|tell|"
+            r"determine|identify|release|use|plan|devise)\b",
+        ),
+    ),
+    (
+        "code",
+        rx(
+            r"\b(?:write|create|develop|generate|code|build|program|design)\b[^.?!]{0,40}\b"
+            r"(?:scripts?|code|programs?|software|malware|ransomware|viruse?s?|worms?|"
+            r"exploits?|keyloggers?|bots?|tools?|apps?|extensions?|macros?|functions?|"
+            r"payloads?|algorithms?)\b",
+        ),
+    ),
+    (
+        "quantities",
+        rx(
+            r"\b\d+(?:[.,]\d+)?\s?(?:mg|g|kg|grams?|kilograms?|ml|l|litres?|liters?|oz|ounces?|"
+            r"lbs?|pounds?|cups?|tablespoons?|tbsp|teaspoons?|tsp|moles?|mol|ppm|°c|degrees)\b",
+            r"\b\d+\s?(?:%|percent)\b",
+            r"\bquantit(?:y|ies)\b|\bratios?\s+of\b|\bhow\s+much\b",
+        ),
+    ),
+)
+STRONG_PROCEDURAL = frozenset({"instructions", "make", "code", "quantities", "steps"})
+STEPS = re.compile(r"(?:^|\n)\s*(?:step\s*)?\d{1,2}[.):]\s+\S", re.IGNORECASE)
+
+# --- contexts that defuse, judged on the request itself -----------------------------------
+
+DEFUSERS: tuple[tuple[str, float, re.Pattern[str]], ...] = (
+    (
+        "definition",
+        0.35,
+        rx(
+            r"^\s*(?:what|who)(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:a|an|the)?\s*"
+            r"(?![^?]*(?:\bmy\b|\byour\b|'s\b))[\w'-]+(?:\s+[\w'-]+){0,3}\s*\??\s*$",
+            r"^\s*what\s+(?:does|do)\s+[^?]{1,60}\s+mean\s*\??\s*$",
+            r"^\s*(?:please\s+)?(?:define|explain\s+the\s+(?:term|word|concept))\b",
+            r"\b(?:meaning|definition)\s+of\b",
+            r"^\s*what\s+is\s+(?:the\s+)?(?:meaning|definition)\b",
+            r"^\s*what\s+(?:kind|type|sort|class)\s+of\s+(?:a\s+)?[\w-]+\s+(?:is|are|was)\b",
+        ),
+    ),
+    (
+        "history",
+        0.45,
+        rx(
+            r"^\s*(?:why|how)\s+did\b",
+            r"\bwhat\s+happened\s+(?:to|at|in|during|on)\b",
+            r"\bwhat\s+(?:were|was)\s+the\s+(?:main\s+)?(?:causes?|reasons?|effects?|"
+            r"consequences|impacts?|outcomes?|motives?|motivations?)\b",
+            r"^\s*(?:why|how)\s+(?:was|were)\s+there\b",
+            r"^\s*who\s+(?:was|were)\s+responsible\b",
+            r"\b(?:history|origins?)\s+of\b",
+            r"^\s*how\s+(?:many|much)\s+[^?]{0,40}\s+(?:died|were\s+killed|killed)\b",
+            r"^\s*(?:what|which|who|when|where|how\s+many)\b[^?]{0,80}\b(?:during|in)\s+"
+            r"(?:the\s+)?(?:world\s+war\s+(?:[12]|i+|one|two)|ww\s*(?:[12]|i+)|civil\s+war|"
+            r"cold\s+war|vietnam\s+war|korean\s+war|gulf\s+war|holocaust|middle\s+ages|"
+            r"(?:1[0-9]|20)\d{2}s?)\b",
+        ),
+    ),
+    (
+        "impossible",
+        0.3,
+        rx(
+            r"\b(?:breathe|live|survive|walk|swim)\s+(?:\w+\s+)?(?:underwater|in\s+(?:outer\s+)?"
+            r"space|on\s+(?:the\s+)?(?:sun|moon|mars|venus|jupiter)|without\s+(?:food|water|"
+            r"air|oxygen|sleep))\b|\bon\s+the\s+sun'?s?\b",
+            r"\b(?:time[- ]?travel\w*|teleport\w*|levitat\w*|telepath\w*|telekines\w*|"
+            r"photosynthesi[sz]\w*|read\s+minds|become\s+invisible|turn\s+invisible|"
+            r"see\s+through\s+walls|(?:float|walk|pass)\s+through\s+walls|"
+            r"speed\s+of\s+light|control\s+the\s+weather|shoot\s+(?:lasers|lightning|fire)|"
+            r"talk\s+to\s+animals|breathe\s+fire|fly\s+(?:like\s+(?:a\s+)?birds?|without))\b",
+        ),
+    ),
+    (
+        "fiction_or_game",
+        0.35,
+        rx(
+            r"\b(?:in|at)\s+(?:a\s+|the\s+|my\s+)?(?:video\s*game|game|call\s+of\s+duty|minecraft|"
+            r"fortnite|skyrim|gta|grand\s+theft\s+auto|among\s+us|chess|checkers|poker|"
+            r"monopoly|scrabble|risk|the\s+sims|zelda|halo|pubg|overwatch|league\s+of\s+"
+            r"legends|dnd|d&d|dungeons\s+(?:and|&)\s+dragons|pokemon|mario|elden\s+ring|"
+            r"dark\s+souls|warzone|counter[- ]strike|valorant|hitman|assassin's\s+creed|"
+            r"judo|karate|boxing|wrestling|mma|jiu[- ]jitsu|fencing|kickboxing|taekwondo|"
+            r"sparring|paintball|laser\s+tag|airsoft|dodgeball|football|soccer|basketball|"
+            r"tennis|rugby|hockey|a\s+match|the\s+ring)\b",
+            r"\bin\s+(?:[\w':-]+\s+){0,5}(?:game|video\s*game|videogame)s?\b",
+            r"\b(?:for|in)\s+(?:a|an|my|the|our)\s+(?:\w+\s+)?(?:tv\s+show|show|movie|film|"
+            r"play|novel|story|book|scene|screenplay|script|series|episode|comic|"
+            r"murder\s+mystery|crime\s+novel|thriller)\b",
+            r"\bin\s+(?:the\s+)?(?:movie|film|book|novel|show|series|episode|play|"
+            r"musical|opera|anime|tv\s+series)\b",
+            r"^\s*how\s+(?:does|did)\s+(?:the\s+)?(?:character|villain|protagonist|hero|"
+            r"antagonist|(?-i:[A-Z])\w+)\b[^?]{0,120}\bin\s+(?-i:[A-Z])",
+        ),
+    ),
+    (
+        "prevention",
+        0.45,
+        rx(
+            r"\b(?:how|ways?)\s+(?:to|do\s+i|can\s+i|should\s+i|do\s+we|can\s+we|does\s+one)\s+"
+            r"(?:best\s+)?(?:protect|defend|prevent(?!\s+(?:\w+\s+){0,5}from\b)|stop\s+being|"
+            r"stop(?!\s+(?:\w+\s+){0,5}from\b)(?=\s+(?:\w+\s+){0,3}(?:from|stealing|spying|"
+            r"tracking|collecting|harass|bully|abus|hack))|"
+            r"avoid\s+(?:being|getting)|recogni[sz]e|spot|detect|identify|report|survive|"
+            r"escape|deal\s+with|cope\s+with|combat|counter|fight|debunk|respond\s+to|recover\s+from|treat\s+(?:a\s+|an\s+|"
+            r"the\s+|my\s+)?(?:\w+\s+)?(?:injur|wound|burn|bite|sting|poison|overdose|symptom|"
+            r"victim|cut|infection|shock|addict)|help\s+"
+            r"(?:a\s+friend|someone|people|victims)|support|stay\s+safe|secure|safely\s+dispose)",
+            r"\b(?:signs|symptoms|warning\s+signs|red\s+flags)\s+of\b",
+            r"\bwhat\s+(?:should|can|do)\s+i\s+do\s+(?:if|when)\b",
+            r"\b(?:protect|keep)\s+(?:myself|my\s+\w+|ourselves|children|kids|people)\s+"
+            r"(?:from|safe)\b",
+            r"\bso\s+(?:that\s+)?(?:i|we|my\s+\w+|our\s+\w+)\s+(?:can|could)\s+(?:better\s+)?"
+            r"(?:protect|defend|secure|prevent|detect|train|recogni[sz]e|spot|avoid|patch|fix|"
+            r"harden|report|teach)\b",
+        ),
+    ),
+    (
+        "educational",
+        0.55,
+        rx(
+            r"^\s*how\s+(?:does|do|did)\s+(?:a\s+|an\s+|the\s+)?(?:[\w-]+\s+){1,4}work\b",
+            r"\bexplain\s+how\s+(?:a\s+|an\s+|the\s+)?(?:[\w-]+\s+){1,4}works?\b",
+            r"\bwhat\s+(?:are|is)\s+the\s+(?:health\s+)?(?:effects?|risks?|dangers?|"
+            r"consequences|penalt(?:y|ies)|punishments?|laws?|legal\s+status)\b",
+            r"^\s*why\s+(?:is|are)\s+(?:\w+\s+){1,4}(?:dangerous|illegal|harmful|banned|"
+            r"bad|addictive|toxic)\b",
+            r"^\s*is\s+it\s+(?:legal|illegal|safe|dangerous)\b",
+        ),
+    ),
+)
+# A fiction or game setting does not defuse a request for real, strong procedural detail.
+SETTING_DEFUSERS = frozenset({"fiction_or_game"})
+
+AGGRAVATORS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "evasion",
+        rx(
+            r"\bwithout\s+(?:getting\s+|being\s+)?(?:caught|detected|noticed|traced|found|"
+            r"arrested|leaving\s+(?:a\s+)?(?:trace|evidence))\b",
+            r"\b(?:undetect\w*|untraceabl\w*|cover\s+(?:up|my\s+tracks)|"
+            r"avoid\w*\s+(?:detection|the\s+police|getting\s+caught|witnesses|evidence))\b",
+            r"\b(?:don't|do\s+not)\s+want\s+to\s+get\s+(?:arrested|caught)\b",
+        ),
+    ),
+    (
+        "target",
+        rx(
+            rf"\bmy\s+{MODIFIERS}{_RELATION}\b",
+            r"\b(?:a\s+specific|a\s+particular|certain)\s+(?:group|individual|person|race|"
+            r"demographic)\b",
+        ),
+    ),
+    (
+        "household",
+        rx(r"\b(?:at\s+home|household|homemade|from\s+(?:common|everyday|household)|diy)\b"),
+    ),
+    (
+        "minor",
+        rx(r"\bi(?:'m|\s+am)\s+(?:1[0-7]|a\s+minor|underage)\b"),
+    ),
+)
