@@ -40,6 +40,8 @@ class IntrospectionConfig(BaseModel):
     # Invisible characters removed in stage 0 from which the prompt counts as obfuscated.
     obfuscation_min_invisible: int = Field(default=3, ge=1)
     llm_timeout_seconds: float = Field(default=20.0, gt=0.0)
+    # With the LLM backend, a built-in refusal-level verdict wins over a milder LLM one.
+    llm_safety_floor: bool = True
 
 
 def _rx(*parts: str) -> re.Pattern[str]:
