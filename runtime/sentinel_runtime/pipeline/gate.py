@@ -54,7 +54,7 @@ def _rx(*parts: str) -> re.Pattern[str]:
 
 # Words that ask for the actionable part; a restricted query keeps only the topic.
 _PROCEDURAL_TRIGGERS = _rx(
-    r"\bstep[- ]by[- ]step\b",
+    r"\bstep[- ]by[- ]step\b|\bin\s+\d+\s+(?:\w+\s+)?steps\b",
     r"\b(?:detailed|exact|precise|specific|complete|full)\s+(?:\w+\s+)?(?:instructions?|steps|"
     r"procedures?|recipes?|amounts?|quantities|measurements|dosages?|guide|plan|list)\b",
     r"\b(?:instructions?|tutorial|recipe|guide|walkthrough|blueprints?)\s*(?:for|on|to|of)?\b",
@@ -68,14 +68,28 @@ _PROCEDURAL_TRIGGERS = _rx(
     r"\b(?:walk|talk)\s+me\s+through\b|\bteach\s+me\b|\bshow\s+me\b",
     r"\b(?:at\s+home|from\s+scratch|diy|homemade|without\s+getting\s+caught)\b",
 )
+# Request boilerplate that carries no topic.
+_FILLER = _rx(
+    r"\b(?:please|kindly)\b",
+    r"\b(?:can|could|would|will)\s+you\b",
+    r"\b(?:give|tell|show|send|provide)\s+me\b",
+    r"\bi\s+(?:want|need|would\s+like)\s+(?:to\s+know\s+)?",
+)
 _SPACES = re.compile(r"\s+")
-_DANGLING = re.compile(r"^[\s,.;:!?-]+|[\s,;:-]+$")
+_EDGE_WORDS = re.compile(
+    r"^(?:(?:the|a|an|and|or|of|for|to|on|with|me|some|all|exact)\b\W*)+|"
+    r"(?:\W*\b(?:the|a|an|and|or|of|for|to|on|with|me|some|all))+\W*$",
+    re.IGNORECASE,
+)
+_PUNCTUATION = re.compile(r"^[\W_]+|[\W_]+$")
 
 
 def rewrite_query(text: str) -> str:
-    """The prompt with procedural triggers removed, for a restricted retrieval."""
-    stripped = _PROCEDURAL_TRIGGERS.sub(" ", text)
-    return _DANGLING.sub("", _SPACES.sub(" ", stripped)).strip()
+    """The prompt with procedural triggers and request boilerplate removed, for a
+    restricted retrieval; "" when nothing topical is left."""
+    stripped = _FILLER.sub(" ", _PROCEDURAL_TRIGGERS.sub(" ", text))
+    collapsed = _PUNCTUATION.sub("", _SPACES.sub(" ", stripped).strip())
+    return _PUNCTUATION.sub("", _EDGE_WORDS.sub("", collapsed)).strip()
 
 
 def is_refused(state: Introspection, plan: RetrievalPlan) -> bool:
