@@ -125,12 +125,15 @@ def assess_harm(text: str) -> HarmAssessment:
             signals.append(f"intent:{kind}")
             factor += AGGRAVATION
     request = original[-REQUEST_SPAN_CHARS:] if len(original) > REQUEST_SPAN_CHARS else original
-    for kind, weight, pattern in lexicon.DEFUSERS:
-        if kind in lexicon.SETTING_DEFUSERS and kinds & {"instructions", "quantities", "steps"}:
+    goal = strength[category] >= GOAL
+    for defuser in lexicon.DEFUSERS:
+        if goal and not defuser.defuses_goals:
             continue
-        if pattern.search(request):
-            signals.append(f"context:{kind}")
-            factor *= weight
+        if defuser.kind in lexicon.SETTING_DEFUSERS and kinds & lexicon.DETAIL_PROCEDURAL:
+            continue
+        if defuser.pattern.search(request):
+            signals.append(f"context:{defuser.kind}")
+            factor *= defuser.weight
     severity = round(max(0.0, min(1.0, BASE[category] * factor)), 3)
     return HarmAssessment(category, severity, procedural, tuple(signals))
 

@@ -296,6 +296,10 @@ IDIOMS = rx(
     r"\bhit(?:s|ting)?\s+(?:the|a)\s+(?:gym|road|books|sack|hay|jackpot|target|note|button|"
     r"ball|spot|nail|wall|ground\s+running)\b|\bhit\s+(?:it|me)\s+up\b",
     r"\bgut\s+(?:feeling|instinct|check|health|bacteria)\b",
+    r"\bhack(?:s|ing)?\s+(?:my|your|our|the)\s+(?:productivity|life|sleep|mornings?|routine|"
+    r"habits|brain|diet|workflow|focus|metabolism|learning|budget|commute)\b|"
+    r"\b(?:life|productivity|growth|kitchen|travel|cleaning)\s+hack\w*\b|\bhackathons?\b",
+    r"\b[\w]+[- ]?proof(?:ing|ed)?\b",
     r"\bterrible\s+twos\b|\bcrime\s+(?:novel|fiction|drama|show|series)\b",
     rf"\b(?:poison\w*|kill\w*|exterminat\w*|get\w*\s+rid\s+of|eliminat\w*|trap\w*|gas\w*|"
     rf"murder\w*|destroy\w*|wip\w*\s+out|eradicat\w*)\s+(?:the\s+|my\s+|some\s+|all\s+|"
@@ -438,9 +442,7 @@ MENTIONS: tuple[Rule, ...] = (
                 r"explicit\s+(?:sex\w*|images?|pictures?|photos?|videos?|snapchats?|content)|"
                 r"intimate\s+(?:images?|pictures?|photos?|videos?)|erotic\w*|nsfw|sex\s+scenes?|"
                 r"nudes?|adult\s+(?:movies?|films?|videos?|content|scenes?)|"
-                r"sexual\s+(?:acts?|relationship|favou?rs?)|sugar\s+bab(?:y|ies)|"
-                r"sexual\s+(?:demands|favou?rs|advances)|"
-                r"(?:have|having)\s+sex\s+in\s+(?:a\s+)?public|prostitut\w*|escort\s+services?"
+                r"sexual\s+acts?|prostitut\w*|escort\s+services?"
             )
         ),
     ),
@@ -531,7 +533,14 @@ ACTS: tuple[Rule, ...] = (
     Rule(
         "sexual_content",
         "sexual",
-        rx(words(r"sextort\w*")),
+        rx(
+            words(
+                r"sextort\w*|sexual\s+(?:demands|favou?rs|advances)|sugar\s+bab(?:y|ies)|"
+                r"sexual\s+relationship\s+with\s+(?:me|my\s+\w+|an?\s+\w+)|"
+                r"sex\s+in\s+(?:[\w\s]{0,20})public|solicit\w*\s+(?:\w+\s+){0,2}(?:explicit|"
+                r"nude|intimate|sexual)\w*|revenge\s+porn"
+            )
+        ),
     ),
     Rule(
         "misinformation",
@@ -675,7 +684,9 @@ GOALS: tuple[Rule, ...] = (
             r"\bchild\s+(?:porn\w*|sexual\s+abuse\s+material|sex\w*|erotica)\b",
             r"\bcsam\b",
             r"\bpa?edophil\w*",
-            r"\b(?:molest\w*|groom\w*)\b",
+            r"\b(?:molest\w*|groom\w*)\s+(?:a\s+|the\s+|my\s+|young\s+|underage\s+)?(?:\w+\s+)?"
+            r"(?:child(?:ren)?|kids?|minors?|teens?|girls?|boys?|students?|daughters?|sons?|"
+            r"niece|nephew)\b",
             r"\b(?:sexual\w*|sex|nude|naked|erotic\w*|explicit|intimate)\b[^.?!]{0,60}"
             r"\b(?:minors?|child(?:ren)?|kids?|underage|preteens?|\d{1,2}[- ]year[- ]olds?|"
             r"schoolgirls?|schoolboys?|teens?|teenagers?)\b",
@@ -705,8 +716,9 @@ GOALS: tuple[Rule, ...] = (
             r"spam|flood|launch|cheat|manipulat|track|monitor|inject|evade|ddos|brute|"
             r"posts?\s+inflammatory|impersonat|mine)\w*",
             r"\b(?:crack|bypass|break|circumvent|disable|defeat|evade)\w*\s+(?:the\s+|a\s+|an\s+)?"
-            r"(?:\w+\s+)?(?:passwords?|encryption|authentication|2fa|two[- ]factor|captchas?|"
-            r"firewalls?|antivirus|anti-?virus|edr|waf|input\s+validation|security\s+"
+            r"(?:[\w-]+\s+){0,3}(?:passwords?|encryption|authentication|2fa|two[- ]factor|"
+            r"captchas?|firewalls?|antivirus|anti-?virus|edr|wafs?|input\s+validation|(?:content\s+)?"
+            r"moderation(?:\s+system)?|spam\s+filters?|security\s+"
             r"(?:systems?|measures|software|controls|cameras?)|drm|paywalls?|licen[cs]e\s+"
             r"checks?|detection|content\s+filters?|alarms?)\b",
             r"\b(?:launch|perform|carry\s+out|conduct|execute)\w*\s+(?:a\s+)?(?:\w+\s+)?"
@@ -714,7 +726,7 @@ GOALS: tuple[Rule, ...] = (
             r"\b(?:exfiltrat\w*|wiretap\w*)\b",
             r"\b(?:develop|creat|writ|build|design|mak|engineer|cod|program)\w*\s+(?:a|an|"
             r"some|the)\s+(?:[\w-]+\s+)?(?:virus|worm|trojan|malware|ransomware|keylogger|"
-            r"rootkit|botnet|spyware|exploit)\b",
+            r"rootkit|botnet|spyware|exploit|backdoor)\b",
             r"\b(?:using|use|exploit\w*)\s+(?:the\s+)?(?:\w+\s+){0,4}vulnerabilit(?:y|ies)\b",
         ),
     ),
@@ -803,13 +815,14 @@ GOALS: tuple[Rule, ...] = (
             r"attribution|permission)\b",
             r"\bcommit\w*\s+(?:a\s+|an\s+)?(?:\w+\s+)?(?:crimes?|fraud|treason|arson|"
             r"robbery|burglary|felon(?:y|ies)|identity\s+theft|theft|perjury|atrocities)\b",
-            r"\b(?:launder|counterfeit|forge|smuggle)\w*\b",
             r"\b(?:market|advertis|present|pass)\w*\s+(?:\w+\s+){0,3}as\s+(?:having|being)\b"
             r"[^.?!]{0,60}\bwithout\s+actually\b",
             r"\bwithout\s+actually\s+(?:being|having|holding|earning)\b",
             r"\bpretend\w*\s+to\s+be\s+(?:a\s+|an\s+)?(?:doctor|nurse|police|officer|lawyer|"
             r"irs|bank|official|agent|employee|representative)\b",
             r"\b(?:pump\s+and\s+dump|wash\s+trad\w*|front[- ]run\w*)\b",
+            r"\bexploit\w*\s+(?:\w+\s+)?(?:people|populations?|individuals|workers|children|"
+            r"elderly|immigrants|victims|customers|users|insecurities|fears|loneliness)\b",
             r"\bhot-?wir\w*\s+(?:a|the|an|my\s+\w+'s|someone's)\s+(?:\w+\s+)?(?:car|vehicle|truck|"
             r"motorcycle|bike)\b",
             r"\bsell\w*\s+(?:\w+\s+){0,2}(?:stolen|counterfeit|fake)\b",
@@ -828,6 +841,9 @@ GOALS: tuple[Rule, ...] = (
             r"pills|steroids|testosterone|opioids|oxy|xanax|adderall|lsd|mdma|shrooms|"
             r"ketamine|molly|acid|narcotics)\b",
             r"\b(?:get|getting|stay|staying)\s+high\b",
+            r"\b(?:use|using|take|taking|snort\w*|inject\w*|smok\w*)\s+(?:\w+\s+)?(?:meth|"
+            r"methamphetamine|cocaine|heroin|fentanyl|crack|ketamine|mdma|lsd|amphetamines?|"
+            r"adderall|opioids)\s+(?:to|for|so|and)\b",
             r"\b(?:without\s+a\s+prescription|prescription\s+(?:drugs|pills|amphetamines|"
             r"opioids)\s+(?:to|for)\s+(?:get\s+high|recreational))\b",
             r"\b(?:persuad|convinc|encourag|get|pressur|trick|lure)\w*\s+(?:a\s+|my\s+|the\s+|"
@@ -857,7 +873,7 @@ GOALS: tuple[Rule, ...] = (
             r"plant|hide|set\s+off)\w*\s+(?:a\s+|an\s+|my\s+own\s+)?(?:\w+\s+){0,2}"
             r"(?:bombs?|explosives?|ieds?|grenades?|detonators?|molotov\w*|pipe\s+bombs?|"
             r"car\s+bombs?|incendiar\w*|napalm|thermite)\b",
-            r"\b(?:easy|easiest|best|how)\b[^.?!]{0,40}\bto\s+(?:destroy|blow\s+up|bomb|level)\b",
+            r"\b(?:easy|easiest|best|how)\b[^.?!]{0,40}\bto\s+(?:blow\s+up|bomb|level)\b",
             r"\b(?:cause|create|trigger|set\s+off)\w*\s+(?:a\s+|an\s+)?(?:\w+\s+)?(?:explosions?|"
             r"blasts?)\b",
         ),
@@ -1049,9 +1065,13 @@ PROCEDURAL: tuple[tuple[str, re.Pattern[str]], ...] = (
         "make",
         rx(
             r"\b(?:make|making|build|building|assemble|construct|manufactur\w*|produce|"
-            r"synthesi[sz]\w*|extract|cook|brew|grow|culture|cultivat\w*|obtain|acquire|"
-            r"buy|purchase|source|smuggle|modify|convert|3d[- ]print|get\s+(?:hold\s+of|some))\b",
+            r"synthesi[sz]\w*|extract|cook|brew|grow|culture|cultivat\w*|"
+            r"smuggle|modify|convert|3d[- ]print)\b",
         ),
+    ),
+    (
+        "acquire",
+        rx(r"\b(?:obtain|acquire|buy|purchase|source|get\s+(?:hold\s+of|some))\b"),
     ),
     (
         "write",
@@ -1082,14 +1102,30 @@ PROCEDURAL: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 STRONG_PROCEDURAL = frozenset({"instructions", "make", "code", "quantities", "steps"})
+# Detail that a fiction or game setting does not excuse.
+DETAIL_PROCEDURAL = frozenset({"instructions", "quantities", "steps"})
 STEPS = re.compile(r"(?:^|\n)\s*(?:step\s*)?\d{1,2}[.):]\s+\S", re.IGNORECASE)
 
 # --- contexts that defuse, judged on the request itself -----------------------------------
 
-DEFUSERS: tuple[tuple[str, float, re.Pattern[str]], ...] = (
-    (
+
+@dataclass(frozen=True)
+class Defuser:
+    """A context of the request that multiplies severity by ``weight``. Only those that
+    change what is being asked (a definition, history, a game) also defuse a goal with a
+    victim; a protective word next to "hack into her account" does not."""
+
+    kind: str
+    weight: float
+    defuses_goals: bool
+    pattern: re.Pattern[str]
+
+
+DEFUSERS: tuple[Defuser, ...] = (
+    Defuser(
         "definition",
         0.35,
+        True,
         rx(
             r"^\s*(?:what|who)(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:a|an|the)?\s*"
             r"(?![^?]*(?:\bmy\b|\byour\b|'s\b))[\w'-]+(?:\s+[\w'-]+){0,3}\s*\??\s*$",
@@ -1098,11 +1134,13 @@ DEFUSERS: tuple[tuple[str, float, re.Pattern[str]], ...] = (
             r"\b(?:meaning|definition)\s+of\b",
             r"^\s*what\s+is\s+(?:the\s+)?(?:meaning|definition)\b",
             r"^\s*what\s+(?:kind|type|sort|class)\s+of\s+(?:a\s+)?[\w-]+\s+(?:is|are|was)\b",
+            r"^\s*(?:explain|describe)\s+what\s+(?:a|an|the)?\s*[\w\s'-]{1,40}\s+(?:is|are|means)\b",
         ),
     ),
-    (
+    Defuser(
         "history",
         0.45,
+        True,
         rx(
             r"^\s*(?:why|how)\s+did\b",
             r"\bwhat\s+happened\s+(?:to|at|in|during|on)\b",
@@ -1118,9 +1156,10 @@ DEFUSERS: tuple[tuple[str, float, re.Pattern[str]], ...] = (
             r"(?:1[0-9]|20)\d{2}s?)\b",
         ),
     ),
-    (
+    Defuser(
         "impossible",
         0.3,
+        True,
         rx(
             r"\b(?:breathe|live|survive|walk|swim)\s+(?:\w+\s+)?(?:underwater|in\s+(?:outer\s+)?"
             r"space|on\s+(?:the\s+)?(?:sun|moon|mars|venus|jupiter)|without\s+(?:food|water|"
@@ -1132,9 +1171,10 @@ DEFUSERS: tuple[tuple[str, float, re.Pattern[str]], ...] = (
             r"talk\s+to\s+animals|breathe\s+fire|fly\s+(?:like\s+(?:a\s+)?birds?|without))\b",
         ),
     ),
-    (
+    Defuser(
         "fiction_or_game",
         0.35,
+        True,
         rx(
             r"\b(?:in|at)\s+(?:a\s+|the\s+|my\s+)?(?:video\s*game|game|call\s+of\s+duty|minecraft|"
             r"fortnite|skyrim|gta|grand\s+theft\s+auto|among\s+us|chess|checkers|poker|"
@@ -1154,9 +1194,10 @@ DEFUSERS: tuple[tuple[str, float, re.Pattern[str]], ...] = (
             r"antagonist|(?-i:[A-Z])\w+)\b[^?]{0,120}\bin\s+(?-i:[A-Z])",
         ),
     ),
-    (
+    Defuser(
         "prevention",
         0.45,
+        False,
         rx(
             r"\b(?:how|ways?)\s+(?:to|do\s+i|can\s+i|should\s+i|do\s+we|can\s+we|does\s+one)\s+"
             r"(?:best\s+)?(?:protect|defend|prevent(?!\s+(?:\w+\s+){0,5}from\b)|stop\s+being|"
@@ -1168,7 +1209,16 @@ DEFUSERS: tuple[tuple[str, float, re.Pattern[str]], ...] = (
             r"victim|cut|infection|shock|addict)|help\s+"
             r"(?:a\s+friend|someone|people|victims)|support|stay\s+safe|secure|safely\s+dispose)",
             r"\b(?:signs|symptoms|warning\s+signs|red\s+flags)\s+of\b",
-            r"\bwhat\s+(?:should|can|do)\s+i\s+do\s+(?:if|when)\b",
+            r"\bwhat\s+(?:should|can|do)\s+(?:i|we)\s+do\s+(?:if|when|about)\b",
+            r"\bhow\s+(?:should|do|can|could)\s+(?:i|we)\s+respond\s+(?:to|if|when)\b",
+            r"\b(?:prevent|protect|defend|guard|mitigate|shield)\w*\s+(?:\w+\s+){0,3}"
+            r"(?:against|from)\b",
+            r"\b(?:to|can|should|could|do|does|we|i|best\s+practices\s+(?:to|for)|ways\s+to)\s+"
+            r"(?:\w+\s+){0,2}(?:prevent|detect|mitigate|block|recogni[sz]e|combat|counter|"
+            r"guard\s+against|harden|investigate|audit|flag|catch)\b"
+            r"(?!\s+(?:\w+\s+){0,5}from\b)",
+            r"\b(?:legal(?:ly)?|lawful(?:ly)?|licen[cs]ed|with\s+a\s+(?:licen[cs]e|permit|"
+            r"prescription))\b",
             r"\b(?:protect|keep)\s+(?:myself|my\s+\w+|ourselves|children|kids|people)\s+"
             r"(?:from|safe)\b",
             r"\bso\s+(?:that\s+)?(?:i|we|my\s+\w+|our\s+\w+)\s+(?:can|could)\s+(?:better\s+)?"
@@ -1176,9 +1226,10 @@ DEFUSERS: tuple[tuple[str, float, re.Pattern[str]], ...] = (
             r"harden|report|teach)\b",
         ),
     ),
-    (
+    Defuser(
         "educational",
         0.55,
+        False,
         rx(
             r"^\s*how\s+(?:does|do|did)\s+(?:a\s+|an\s+|the\s+)?(?:[\w-]+\s+){1,4}work\b",
             r"\bexplain\s+how\s+(?:a\s+|an\s+|the\s+)?(?:[\w-]+\s+){1,4}works?\b",
@@ -1190,7 +1241,6 @@ DEFUSERS: tuple[tuple[str, float, re.Pattern[str]], ...] = (
         ),
     ),
 )
-# A fiction or game setting does not defuse a request for real, strong procedural detail.
 SETTING_DEFUSERS = frozenset({"fiction_or_game"})
 
 AGGRAVATORS: tuple[tuple[str, re.Pattern[str]], ...] = (
