@@ -93,19 +93,45 @@ POSSESSOR = rf"(?:{DETERMINER}?{MODIFIERS}(?:{PERSON})'s?|his|her|their)"
 
 
 def verbs(*stems: str) -> str:
-    """Present forms of each verb (base, -s, -ing); a participle such as "injured people"
-    describes victims rather than asking to harm them, so -ed forms are left out."""
-    forms = []
+    """Present forms of each verb (base, -s, -ing) as one trie-shaped pattern; a participle
+    such as "injured people" describes victims rather than asking to harm them, so -ed
+    forms are left out."""
+    forms: set[str] = set()
     for stem in stems:
         head, _, tail = stem.partition(" ")
-        rest = rf"\s+{tail}" if tail else ""
+        rest = f" {tail}" if tail else ""
         if head.endswith("e"):
-            forms.append(rf"{head[:-1]}(?:e|es|ing){rest}")
+            heads = {head, f"{head}s", f"{head[:-1]}ing"}
         elif head.endswith("y") and head[-2] not in "aeiou":
-            forms.append(rf"{head[:-1]}(?:y|ies|ying){rest}")
+            heads = {head, f"{head[:-1]}ies", f"{head}ing"}
         else:
-            forms.append(rf"{head}(?:s|es|{head[-1]}?ing)?{rest}")
-    return "(?:" + "|".join(forms) + ")"
+            heads = {head, f"{head}s", f"{head}es", f"{head}ing", f"{head}{head[-1]}ing"}
+        forms.update(f"{form}{rest}" for form in heads)
+    return trie(forms)
+
+
+def trie(literals: set[str]) -> str:
+    """An alternation of literal phrases shaped as a trie: Python's ``re`` tries every
+    branch of a flat alternation at every position, which is what made long texts slow."""
+    root: dict[str, dict] = {}
+    for literal in literals:
+        node = root
+        for char in literal:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def render(node: dict[str, dict]) -> str:
+        branches = [
+            (r"\s+" if char == " " else re.escape(char)) + render(child)
+            for char, child in sorted(node.items())
+            if char
+        ]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return "(?:" + render(root) + ")"
 
 
 # Verbs that kill or maim: harmful with any person as object, a named one included.
@@ -651,7 +677,7 @@ GOALS: tuple[Rule, ...] = (
             rf"\b{VIOLENT_VERB}\s+my\s+(?:own\s+)?(?:\w+\s+)?{BODY}",
             r"\b(?:end|take)\s+(?:my|your|one's|their)\s+(?:own\s+)?life\b",
             r"\b(?:want|wanna|going|how|ways?|way|best|easiest|quickest|painless\w*|take|"
-            r"what)\b[^.?!]{0,40}\bto\s+die\b",
+            r"what)\s+(?:[\w']+\s+){0,6}to\s+die\b",
             r"\b(?:die|go\s+out|end\s+it)\s+like\b",
             r"\b(?:end\s+it\s+all|not\s+wake\s+up|commit\s+suicide|kill\s+myself)\b",
             r"\b(?:conceal|hide)\w*\s+(?:my\s+)?(?:cuts?|scars?|wounds?|self[- ]harm)\b",
