@@ -159,9 +159,9 @@ def dated_corpus() -> list[Document]:
     return docs
 
 
-@pytest.fixture(params=[pytest.param(0, id="faiss-selector"), pytest.param(10**6, id="direct")])
+@pytest.fixture(params=[pytest.param(0, id="full-scan"), pytest.param(10**6, id="direct")])
 def filtered_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> IndexStore:
-    # Both exact paths of a filtered dense search: FAISS with an IDSelector, and direct rows.
+    # Both exact paths of a filtered dense search: score every row, or only the allowed ones.
     monkeypatch.setattr(dense, "DIRECT_MAX", request.param)
     s = IndexStore("kb", HashingEmbedder())
     s.add(dated_corpus())
