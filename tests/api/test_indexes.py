@@ -1,0 +1,278 @@
+"""KAITO's index API against a real ``sentinel serve`` process over HTTP: index, list,
+retrieve, update, delete, persist, load, and a restart that finds everything again."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from support.fake_embeddings import FakeEmbeddings
+from support.runtime import RuntimeProcess, start_runtime
+
+NO_DEMO = {"DEMO_CORPUS": "false"}  # only the documents each test indexes
+DOCS = [
+    {
+        "doc_id": "refunds",
+        "text": "Refunds are issued within thirty days of purchase. Keep your receipt.",
+        "metadata": {"source": "policy", "team": "billing"},
+    },
+    {
+        "doc_id": "shipping",
+        "text": "Shipping takes five business days; express shipping arrives next day.",
+        "metadata": {"source": "faq", "team": "logistics"},
+    },
+    {"text": "The logo colour is a deep blue.", "metadata": {"source": "brand"}},
+]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RuntimeProcess, Path]]:
+    tmp_path = tmp_path_factory.mktemp("indexes")
+    persist = tmp_path / "persist"
+    runtime = start_runtime(tmp_path, {**NO_DEMO, "VECTOR_DB_PERSIST_DIR": str(persist)})
+    yield runtime, persist
+    runtime.stop()
+
+
+@pytest.fixture
+def api(served: tuple[RuntimeProcess, Path]) -> Iterator[httpx.Client]:
+    runtime, _ = served
+    with httpx.Client(base_url=runtime.base_url, timeout=30) as client:
+        for name in client.get("/indexes").json():
+            client.delete(f"/indexes/{name}")
+        yield client
+
+
+def index(api: httpx.Client, name: str = "kb", docs: list[dict[str, Any]] = DOCS) -> list[dict]:
+    response = api.post("/index", json={"index_name": name, "documents": docs})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_index_returns_the_documents_with_ids(api: httpx.Client) -> None:
+    added = index(api)
+    assert [d["doc_id"] for d in added[:2]] == ["refunds", "shipping"]
+    assert len(added[2]["doc_id"]) == 32
+    assert added[0]["text"] == DOCS[0]["text"] and added[0]["metadata"] == DOCS[0]["metadata"]
+    assert api.get("/indexes").json() == ["kb"]
+
+
+def test_list_documents_pages_truncates_and_filters(api: httpx.Client) -> None:
+    index(api)
+    page = api.get("/indexes/kb/documents", params={"limit": 2, "offset": 1}).json()
+    assert page["count"] == 2 and page["total"] == 3
+    assert page["documents"][0]["doc_id"] == "shipping"
+    short = api.get("/indexes/kb/documents", params={"max_text_length": 7}).json()
+    assert short["documents"][0]["text"] == "Refunds" and short["documents"][0]["is_truncated"]
+    billing = api.get(
+        "/indexes/kb/documents", params={"metadata_filter": '{"team": "billing"}'}
+    ).json()
+    assert [d["doc_id"] for d in billing["documents"]] == ["refunds"] and billing["total"] == 1
+
+
+def test_retrieve_ranks_the_relevant_chunk_first(api: httpx.Client) -> None:
+    index(api)
+    body = api.post(
+        "/retrieve", json={"index_name": "kb", "query": "how long until my refund", "top_k": 2}
+    ).json()
+    assert body["query"] == "how long until my refund" and body["count"] == 2
+    first = body["results"][0]
+    assert first["doc_id"] == "refunds" and first["node_id"] == "refunds#p0"
+    assert first["text"] == DOCS[0]["text"] and first["metadata"]["source"] == "policy"
+    assert 0 < first["similarity"] <= 1 and first["score"] > body["results"][1]["score"]
+
+
+def test_retrieve_honours_the_metadata_filter(api: httpx.Client) -> None:
+    index(api)
+    body = api.post(
+        "/retrieve",
+        json={"index_name": "kb", "query": "refund", "metadata_filter": {"team": "logistics"}},
+    ).json()
+    assert [r["doc_id"] for r in body["results"]] == ["shipping"]
+
+
+def test_update_and_delete_documents(api: httpx.Client) -> None:
+    index(api)
+    result = api.post(
+        "/indexes/kb/documents",
+        json={
+            "documents": [
+                {"doc_id": "refunds", "text": DOCS[0]["text"], "metadata": DOCS[0]["metadata"]},
+                {"doc_id": "shipping", "text": "Shipping is now free.", "metadata": {}},
+                {"doc_id": "ghost", "text": "Never indexed."},
+            ]
+        },
+    ).json()
+    assert [d["doc_id"] for d in result["updated_documents"]] == ["shipping"]
+    assert [d["doc_id"] for d in result["unchanged_documents"]] == ["refunds"]
+    assert [d["doc_id"] for d in result["not_found_documents"]] == ["ghost"]
+    hits = api.post("/retrieve", json={"index_name": "kb", "query": "free shipping"}).json()
+    assert hits["results"][0]["text"] == "Shipping is now free."
+
+    deleted = api.post(
+        "/indexes/kb/documents/delete", json={"doc_ids": ["shipping", "ghost"]}
+    ).json()
+    assert deleted == {"deleted_doc_ids": ["shipping"], "not_found_doc_ids": ["ghost"]}
+    assert api.get("/indexes/kb/documents").json()["total"] == 2
+
+
+def docs(*items: dict[str, str], name: str = "kb") -> dict[str, Any]:
+    return {"index_name": name, "documents": list(items)}
+
+
+OUTSIDE = "outside the persist directory"
+BAD_REQUESTS = {
+    "list-unknown": ("GET /indexes/nope/documents", None, 404, "'nope' does not exist"),
+    "retrieve-unknown": ("POST /retrieve", {"index_name": "no", "query": "q"}, 404, "not exist"),
+    "delete-unknown": ("DELETE /indexes/nope", None, 404, "does not exist"),
+    "delete-docs-unknown": ("POST /indexes/no/documents/delete", {"doc_ids": ["a"]}, 404, "exist"),
+    "bad-name": ("POST /index", docs({"text": "x"}, name="a b"), 422, "invalid index name"),
+    "blank-text": ("POST /index", docs({"text": "  "}), 422, "has no text"),
+    "no-documents": ("POST /index", docs(), 422, ""),
+    "duplicate-ids": (
+        "POST /index",
+        docs({"doc_id": "a", "text": "x"}, {"doc_id": "a", "text": "y"}),
+        422,
+        "appears twice",
+    ),
+    "top-k-too-big": ("POST /retrieve", {"index_name": "kb", "query": "q", "top_k": 101}, 422, ""),
+    "empty-query": ("POST /retrieve", {"index_name": "kb", "query": ""}, 422, ""),
+    "filter-not-json": ("GET /indexes/kb/documents?metadata_filter={x", None, 422, "not JSON"),
+    "filter-not-object": ("GET /indexes/kb/documents?metadata_filter=[1]", None, 422, "object"),
+    "persist-outside": ("POST /persist/kb?path=../../etc", None, 400, OUTSIDE),
+    "load-outside": ("POST /load/kb?path=/etc&overwrite=true", None, 400, OUTSIDE),
+    "load-over-live-index": ("POST /load/kb", None, 409, "overwrite"),
+    "load-missing": ("POST /load/absent", None, 404, "no persisted index"),
+}
+
+
+@pytest.mark.parametrize(
+    ("line", "body", "status", "detail"),
+    [pytest.param(*case, id=name) for name, case in BAD_REQUESTS.items()],
+)
+def test_bad_requests_get_a_clear_json_detail_and_change_nothing(
+    api: httpx.Client, line: str, body: Any, status: int, detail: str
+) -> None:
+    index(api)
+    before = api.get("/indexes/kb/documents", params={"limit": 100}).json()
+    method, path = line.split(" ", 1)
+    response = api.request(method, path, json=body)
+    assert response.status_code == status, response.text
+    assert detail in str(response.json()["detail"])
+    assert api.get("/indexes/kb/documents", params={"limit": 100}).json() == before
+    assert api.get("/indexes").json() == ["kb"]
+
+
+def test_persist_and_load_inside_the_persist_dir(
+    api: httpx.Client, served: tuple[RuntimeProcess, Path]
+) -> None:
+    _, persist = served
+    index(api)
+    saved = api.post("/persist/kb", params={"path": "backups/monday"}).json()
+    assert saved["documents"] == 3
+    assert Path(saved["path"]) == (persist / "backups/monday/kb.sentinel-index").resolve()
+    api.post("/indexes/kb/documents/delete", json={"doc_ids": ["refunds", "shipping"]})
+    loaded = api.post("/load/kb", params={"path": "backups/monday", "overwrite": "true"}).json()
+    assert loaded["documents"] == 3
+    assert api.get("/indexes/kb/documents").json()["total"] == 3
+
+
+def test_delete_index_removes_its_file(
+    api: httpx.Client, served: tuple[RuntimeProcess, Path]
+) -> None:
+    _, persist = served
+    index(api, "gone")
+    assert (persist / "gone.sentinel-index").is_file()
+    assert api.delete("/indexes/gone").status_code == 200
+    assert not (persist / "gone.sentinel-index").exists()
+    assert api.get("/indexes").json() == []
+
+
+@pytest.mark.parametrize(
+    "stop",
+    [
+        pytest.param(lambda r: r.stop(), id="graceful"),
+        pytest.param(
+            lambda r: (os.kill(r.process.pid, signal.SIGKILL), r.process.wait()), id="killed"
+        ),
+    ],
+)
+def test_a_restarted_runtime_finds_its_indexes(
+    runtime_factory: Callable[..., RuntimeProcess],
+    tmp_path: Path,
+    stop: Callable[[RuntimeProcess], object],
+) -> None:
+    env = {**NO_DEMO, "VECTOR_DB_PERSIST_DIR": str(tmp_path / "persist")}
+    first = runtime_factory(env)
+    with httpx.Client(base_url=first.base_url, timeout=30) as api:
+        index(api)
+        index(api, "second", [{"doc_id": "x", "text": "Another index entirely."}])
+        api.post("/indexes/kb/documents/delete", json={"doc_ids": ["shipping"]})
+    stop(first)
+
+    second = runtime_factory(env)
+    with httpx.Client(base_url=second.base_url, timeout=30) as api:
+        assert api.get("/indexes").json() == ["kb", "second"]
+        docs = api.get("/indexes/kb/documents").json()
+        assert [d["doc_id"] for d in docs["documents"]][:1] == ["refunds"] and docs["total"] == 2
+        hits = api.post("/retrieve", json={"index_name": "kb", "query": "refund receipt"}).json()
+        assert hits["results"][0]["node_id"] == "refunds#p0"
+
+
+def test_without_a_persist_dir_indexes_live_in_memory_and_persist_is_refused(
+    runtime_factory: Callable[..., RuntimeProcess],
+) -> None:
+    runtime = runtime_factory(NO_DEMO)
+    with httpx.Client(base_url=runtime.base_url, timeout=30) as api:
+        index(api)
+        response = api.post("/persist/kb")
+        assert response.status_code == 400
+        assert "VECTOR_DB_PERSIST_DIR" in response.json()["detail"]
+
+
+@pytest.fixture
+def embeddings() -> Iterator[FakeEmbeddings]:
+    fake = FakeEmbeddings().start()
+    yield fake
+    fake.stop()
+
+
+def test_a_remote_embedder_indexes_and_its_failure_is_a_502(
+    runtime_factory: Callable[..., RuntimeProcess], embeddings: FakeEmbeddings
+) -> None:
+    runtime = runtime_factory(
+        {
+            **NO_DEMO,
+            "EMBEDDING_TYPE": "remote",
+            "EMBEDDING_URL": embeddings.base_url,
+            "EMBEDDING_ACCESS_SECRET": "embed-secret",
+            "EMBEDDING_MODEL_ID": "fake-embed",
+        }
+    )
+    with httpx.Client(base_url=runtime.base_url, timeout=30) as api:
+        index(api)
+        assert embeddings.requests[0]["headers"]["Authorization"] == "Bearer embed-secret"
+        hits = api.post("/retrieve", json={"index_name": "kb", "query": "refund", "top_k": 3})
+        assert hits.json()["count"] == 3
+
+        embeddings.status = 500
+        response = api.post("/index", json={"index_name": "kb", "documents": [{"text": "new"}]})
+        assert response.status_code == 502
+        assert "answered HTTP 500" in response.json()["detail"]
+        assert api.get("/indexes/kb/documents").json()["total"] == 3
+    assert "embed-secret" not in runtime.logs()
+
+
+def test_the_index_api_needs_the_runtime_api_key(
+    runtime_factory: Callable[..., RuntimeProcess],
+) -> None:
+    runtime = runtime_factory({**NO_DEMO, "RUNTIME_API_KEY": "k3y"})
+    assert httpx.get(f"{runtime.base_url}/indexes").status_code == 401
+    ok = httpx.get(f"{runtime.base_url}/indexes", headers={"Authorization": "Bearer k3y"})
+    assert ok.status_code == 200 and ok.json() == []
