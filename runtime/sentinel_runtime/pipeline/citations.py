@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from sentinel_runtime.index import hashing, tokens
+
 BLOCKED_ANSWER = (
     "I can't provide a cited answer because the citations couldn't be verified "
     "against the retrieved documents."
@@ -33,63 +35,15 @@ _INSUFFICIENT = re.compile(
     r"not (?:found|mentioned|covered) in the (?:context|documents?|sources?))\b",
     re.IGNORECASE,
 )
-_WORD = re.compile(r"[a-z0-9]{3,}")
-_STOPWORDS = frozenset(
-    [
-        "the",
-        "and",
-        "for",
-        "are",
-        "was",
-        "were",
-        "that",
-        "this",
-        "with",
-        "from",
-        "have",
-        "has",
-        "had",
-        "not",
-        "but",
-        "you",
-        "your",
-        "they",
-        "them",
-        "their",
-        "there",
-        "what",
-        "which",
-        "when",
-        "where",
-        "who",
-        "how",
-        "why",
-        "can",
-        "could",
-        "would",
-        "should",
-        "will",
-        "may",
-        "might",
-        "about",
-        "into",
-        "than",
-        "then",
-        "its",
-        "our",
-        "out",
-        "all",
-        "any",
-        "each",
-        "more",
-        "most",
-        "other",
-        "some",
-        "such",
-        "only",
-        "also",
-    ]
+# Words that carry no topic, beyond the index's own stopwords: a shared "could" or "about"
+# is not evidence that an answer and a chunk talk about the same thing.
+_EXTRA_STOPWORDS = frozenset(
+    {"about", "also", "all", "any", "could", "did", "each", "may", "might", "more", "most"}
+    | {"only", "other", "should", "some", "such", "would", "yes", "just", "very", "much"}
 )
+
+
+_RAW_WORD = re.compile(r"[^\W_]+")
 
 
 class CitationConfig(BaseModel):
@@ -132,7 +86,14 @@ def says_insufficient(answer: str) -> bool:
 
 
 def keywords(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
+    """Topic words: the index's tokens (plurals folded), minus stopwords and 1-2 letter words."""
+    # Stopwords go before plural folding, which would turn "does" into "doe".
+    words = [
+        w
+        for w in _RAW_WORD.findall(text.lower())
+        if w not in hashing.STOPWORDS and w not in _EXTRA_STOPWORDS
+    ]
+    return {w for w in tokens.tokenize(" ".join(words)) if len(w) > 2}
 
 
 def validate_citations(
