@@ -27,7 +27,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer iterations (smoke run)")
     parser.add_argument(
         "--only",
-        choices=["scanners", "reload", "operator", "index"],
+        choices=["scanners", "reload", "operator", "index", "rag"],
         help="run one benchmark instead of all",
     )
     args = parser.parse_args()
@@ -39,6 +39,11 @@ def main() -> int:
         print()
     if args.only in (None, "index"):
         print(index_build.run(quick=args.quick), flush=True)
+        print()
+    if args.only in (None, "rag"):
+        import rag_pipeline
+
+        print(rag_pipeline.run(quick=args.quick), flush=True)
         print()
     if args.only in (None, "operator"):
         import operator_reconcile  # needs the kubernetes client and the local control plane
