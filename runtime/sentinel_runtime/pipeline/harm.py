@@ -82,38 +82,22 @@ def assess_harm(text: str) -> HarmAssessment:
     """Judge ``text`` (a request or a document) for harmful, actionable content."""
     if not text or not text.strip():
         return NONE
-    signals: list[str] = []
     # Figurative speech and pests go first, so "kill time" never reaches the lexicon.
-    original = text
-    text = lexicon.IDIOMS.sub(" ", text)
-    if text != original:
-        signals.append("context:idiom")
-    strength: dict[str, float] = {}
-    for rule in lexicon.MENTIONS:
-        if rule.pattern.search(text):
-            strength[rule.category] = max(strength.get(rule.category, 0.0), MENTION)
-            signals.append(f"topic:{rule.code}")
-    for rule in lexicon.ACTS:
-        if rule.pattern.search(text):
-            strength[rule.category] = max(strength.get(rule.category, 0.0), ACT)
-            signals.append(f"act:{rule.code}")
-    for rule in lexicon.GOALS:
-        if rule.pattern.search(text):
-            strength[rule.category] = GOAL
-            signals.append(f"goal:{rule.code}")
-    sentences = _SENTENCES.split(text)
-    for pair in lexicon.PAIRS:
-        if any(_in_order(pair, sentence) for sentence in sentences):
-            strength[pair.category] = GOAL
-            signals.append(f"goal:{pair.code}")
-    kinds = {kind for kind, pattern in lexicon.PROCEDURAL if pattern.search(text)}
-    if len(lexicon.STEPS.findall(text)) >= 2:
-        kinds.add("steps")
+    literal = lexicon.IDIOMS.sub(" ", text)
+    signals: list[str] = ["context:idiom"] if literal != text else []
+    strength = _strengths(literal, signals)
+    kinds = _procedural_kinds(literal)
     signals.extend(f"procedural:{kind}" for kind in sorted(kinds))
     strong = bool(kinds & lexicon.STRONG_PROCEDURAL)
     procedural = strong or "how_to" in kinds
     if not strength:
         return HarmAssessment("none", 0.0, procedural, tuple(signals))
+    if not kinds:
+        # Naming a wrongful act without asking for anything ("Who assassinated Lincoln?")
+        # is talk about it, not a request to commit it.
+        strength = {
+            name: min(level, MENTION) if level == ACT else level for name, level in strength.items()
+        }
     category = max(strength, key=lambda name: (strength[name] * BASE[name], BASE[name]))
     factor = strength[category]
     if strong:
@@ -121,21 +105,66 @@ def assess_harm(text: str) -> HarmAssessment:
     elif kinds & {"how_to", "write"}:
         factor += WEAK_BONUS
     for kind, pattern in lexicon.AGGRAVATORS:
-        if pattern.search(text):
+        # A relative named next to a mere topic ("talk to my kids about drugs") is no target.
+        if kind == "target" and strength[category] < ACT:
+            continue
+        # "At home" only aggravates making something, not storing or discussing it.
+        if kind == "household" and not kinds & {"make", "instructions", "quantities"}:
+            continue
+        if pattern.search(literal):
             signals.append(f"intent:{kind}")
             factor += AGGRAVATION
-    request = original[-REQUEST_SPAN_CHARS:] if len(original) > REQUEST_SPAN_CHARS else original
-    goal = strength[category] >= GOAL
+    request = text[-REQUEST_SPAN_CHARS:] if len(text) > REQUEST_SPAN_CHARS else text
+    for defuser in _defusers(request, kinds, goal=strength[category] >= GOAL):
+        signals.append(f"context:{defuser.kind}")
+        factor *= defuser.weight
+    severity = round(max(0.0, min(1.0, BASE[category] * factor)), 3)
+    return HarmAssessment(category, severity, procedural, tuple(signals))
+
+
+def _strengths(text: str, signals: list[str]) -> dict[str, float]:
+    """The strongest evidence per category: a topic, a wrongful act, or a goal."""
+    strength: dict[str, float] = {}
+    for rules, level, prefix in (
+        (lexicon.MENTIONS, MENTION, "topic"),
+        (lexicon.ACTS, ACT, "act"),
+        (lexicon.GOALS, GOAL, "goal"),
+    ):
+        for rule in rules:
+            if rule.pattern.search(text):
+                strength[rule.category] = max(strength.get(rule.category, 0.0), level)
+                signals.append(f"{prefix}:{rule.code}")
+    sentences = _SENTENCES.split(text)
+    for pair in lexicon.PAIRS:
+        if any(_in_order(pair, sentence) for sentence in sentences):
+            strength[pair.category] = GOAL
+            signals.append(f"goal:{pair.code}")
+    return strength
+
+
+def _procedural_kinds(text: str) -> set[str]:
+    kinds = {kind for kind, pattern in lexicon.PROCEDURAL if pattern.search(text)}
+    if len(lexicon.STEPS.findall(text)) >= 2:
+        kinds.add("steps")
+    return kinds
+
+
+def _defusers(request: str, kinds: set[str], *, goal: bool) -> list[lexicon.Defuser]:
+    found = []
     for defuser in lexicon.DEFUSERS:
         if goal and not defuser.defuses_goals:
             continue
-        if defuser.kind in lexicon.SETTING_DEFUSERS and kinds & lexicon.DETAIL_PROCEDURAL:
+        # Protective or explanatory framing does not excuse a request for the procedure.
+        if defuser.kind in lexicon.PROTECTIVE_DEFUSERS and kinds & lexicon.STRONG_PROCEDURAL:
+            continue
+        # Nor does a game or a story excuse real detail, or a question "in real life".
+        if defuser.kind in lexicon.SETTING_DEFUSERS and (
+            kinds & lexicon.DETAIL_PROCEDURAL or lexicon.REAL_WORLD.search(request)
+        ):
             continue
         if defuser.pattern.search(request):
-            signals.append(f"context:{defuser.kind}")
-            factor *= defuser.weight
-    severity = round(max(0.0, min(1.0, BASE[category] * factor)), 3)
-    return HarmAssessment(category, severity, procedural, tuple(signals))
+            found.append(defuser)
+    return found
 
 
 def _in_order(pair: lexicon.Pair, sentence: str) -> bool:

@@ -43,34 +43,54 @@ class Pair:
 
 _RELATION = (
     r"(?:neighbou?rs?|wife|wives|husbands?|partners?|spouses?|girlfriends?|boyfriends?|"
-    r"ex(?:[- ](?:wife|husband|girlfriend|boyfriend|partner))?|fianc[eé]e?|boss|bosses|"
-    r"managers?|supervisors?|coworkers?|co-workers?|colleagues?|employees?|employers?|"
-    r"secretary|assistant|teachers?|professors?|students?|classmates?|roommates?|flatmates?|"
-    r"sisters?|brothers?|siblings?|mother|father|mom|mum|dad|parents?|sons?|daughters?|"
-    r"child(?:ren)?|kids?|bab(?:y|ies)|grand\w+|aunt|uncle|cousins?|nephews?|nieces?|"
-    r"in-laws?|friends?|best\s+friend|enemy|enemies|landlord|landlady|tenants?|patients?|"
-    r"clients?|customers?|doctor|therapist|probation\s+officer|house\s+servant|servant|"
-    r"maid|nanny|babysitter|family|bully|stepson|stepdaughter|(?:tinder\s+|blind\s+|first\s+)?date)"
+    r"ex(?:[- ]?(?:wife|husband|girlfriend|boyfriend|partner|gf|bf))?|fianc[eé]e?|boss|"
+    r"bosses|managers?|supervisors?|coworkers?|co-workers?|colleagues?|employees?|"
+    r"employers?|secretary|assistant|teachers?|professors?|tutors?|coach|students?|"
+    r"classmates?|roommates?|flatmates?|housemates?|sisters?|brothers?|siblings?|twin|"
+    r"mother|father|mom|mum|mommy|mummy|dad|daddy|parents?|sons?|daughters?|step\w+|"
+    r"child(?:ren)?|kids?|bab(?:y|ies)|toddlers?|grand\w+|aunts?|uncles?|cousins?|nephews?|"
+    r"nieces?|in-laws?|friends?|best\s+friend|bff|buddy|mates?|enemy|enemies|landlord|"
+    r"landlady|tenants?|patients?|clients?|customers?|doctor|dentist|therapist|pastor|"
+    r"priest|probation\s+officer|house\s+servant|servant|maid|cleaner|nanny|babysitter|"
+    r"family|relatives?|bully|crush|lover|mistress|(?:tinder\s+|blind\s+|first\s+)?date)"
+)
+_SINGLE_GROUP = (
+    r"(?:black|white|brown|asian|latin[oax]|hispanic|arab|african|indian|chinese|mexican|"
+    r"jewish|muslim|christian|hindu|sikh|buddhist|catholic|mormon|atheist|gay|lesbian|"
+    r"bisexual|queer|trans(?:gender)?|disabled|autistic|homeless|immigrant|refugee|"
+    r"illegal|undocumented|foreign|indigenous|native|old|elderly|fat|pregnant)"
 )
 PERSON = (
     r"(?:someone|somebody|anyone|anybody|everyone|everybody|people|persons?|humans?|humanity|"
-    r"mankind|individuals?|victims?|civilians|strangers?|(?:wo)?m[ae]n|girls?|boys?|"
-    r"child(?:ren)?|kids?|bab(?:y|ies)|toddlers?|infants?|teen(?:ager)?s?|minors?|"
-    r"adolescents?|pupils?|students?|elderly|pensioners?|women|"
+    r"mankind|individuals?|victims?|civilians|strangers?|(?:wo)?m[ae]n|girls?|boys?|guys?|"
+    r"lad(?:y|ies)|dudes?|gentlem[ae]n|blokes?|fellas?|chicks?|"
+    r"child(?:ren)?|kids?|bab(?:y|ies)|toddlers?|infants?|newborns?|teen(?:ager)?s?|minors?|"
+    r"adolescents?|pupils?|students?|schoolchildren|elderly|seniors?|pensioners?|"
     + _RELATION
-    + r"|politicians?|president|prime\s+minister|senators?|governor|mayor|judges?|"
-    r"journalists?|reporters?|police(?:\s+officers?)?|cops?|officers?|soldiers?|guards?|"
-    r"security\s+guards?|witness(?:es)?|informants?|immigrants?|refugees?|migrants?|"
+    + r"|politicians?|president|prime\s+minister|senators?|congress(?:wo)?man|governor|mayor|"
+    r"judges?|lawyers?|jurors?|journalists?|reporters?|police(?:\s+officers?)?|cops?|"
+    r"officers?|sheriff|detectives?|soldiers?|troops|guards?|security\s+guards?|"
+    r"bouncers?|witness(?:es)?|informants?|snitch(?:es)?|immigrants?|refugees?|migrants?|"
     r"protest[eo]rs?|crowds?|passengers?|pedestrians?|drivers?|cyclists?|hostages?|"
-    r"prisoners?|inmates?|worshippers?|congregation|shoppers?|workers?|nurses?|"
-    r"doctors?|priests?|imams?|rabbis?|him|her|them)"
+    r"prisoners?|inmates?|worshippers?|congregation|shoppers?|workers?|nurses?|doctors?|"
+    r"priests?|imams?|rabbis?|monks?|nuns?|celebrit(?:y|ies)|influencers?|ceos?|"
+    r"gang\s+members?|rivals?\s+gang|homeless\s+(?:people|person|man|woman|guy)|"
+    r"(?:a|an|the|some|this|that)\s+" + _SINGLE_GROUP + r"\s+(?:person|man|woman|guy|girl|"
+    r"boy|kid|family|couple|neighbou?r|student|worker)|jews?|muslims?|arabs?|christians?|"
+    r"hindus?|sikhs?|buddhists?|catholics?|mormons?|atheists?|gays?|lesbians?|immigrants?|"
+    r"refugees?|migrants?|foreigners?|him|her|them|myself)"
 )
 NAMED = r"(?-i:[A-Z][a-z]+(?:\s+[A-Z]\.)?\s+[A-Z][a-z]+)"
-ANIMAL = r"(?:cats?|dogs?|pets?|pupp(?:y|ies)|kittens?|horses?|cows?|animals?|birds?)"
+ANIMAL = (
+    r"(?:cats?|dogs?|pets?|pupp(?:y|ies)|kittens?|hamsters?|rabbits?|bunn(?:y|ies)|"
+    r"parrots?|guinea\s+pigs?|ferrets?)"
+)
 BODY = (
-    r"(?:skull|head|face|throat|neck|arter(?:y|ies)|veins?|wrists?|heart|lungs?|organs?|"
-    r"eyes?|limbs?|arms?|legs?|fingers?|kneecaps?|ribs?|spine|genitals?|(?:dead\s+)?body|"
-    r"bodies|corpse)"
+    r"(?:skull|head|face|throat|neck|arter(?:y|ies)|carotid|jugular|veins?|wrists?|heart|"
+    r"lungs?|organs?|kidneys?|liver|eyes?|eyeballs?|ears?|nose|teeth|tooth|jaw|tongue|"
+    r"limbs?|arms?|legs?|hands?|feet|foot|fingers?|toes?|knees?|kneecaps?|ribs?|spine|back|"
+    r"stomach|belly|guts|genitals?|brain|skin|scalp|bones?|(?:dead\s+)?body|bodies|corpses?|"
+    r"remains)"
 )
 DETERMINER = (
     r"(?:(?:a|an|the|my|your|his|her|their|our|this|that|these|those|some|all|every|each|"
@@ -88,16 +108,21 @@ _NOT_TARGET = (
     r"(?!\s+(?:up\b|(?:a|an)\s+(?:quick\s+)?(?:message|e-?mail|text|line|note|dm|"
     r"look|glance|smile|question|call|favou?r)\b))"
 )
-TARGET = rf"{DETERMINER}?{MODIFIERS}(?:{PERSON}|{ANIMAL})\b{_NOT_TARGET}"
+# A dead pet is buried, not harmed: animals never take the modifier "dead".
+_ANIMAL_MODIFIERS = (
+    r"(?:(?!(?:with|for|in|at|on|to|of|by|from|and|or|than|like|into|about|dead)\b)"
+    r"[\w'-]+\s+){0,2}"
+)
+TARGET = rf"{DETERMINER}?(?:{MODIFIERS}{PERSON}|{_ANIMAL_MODIFIERS}{ANIMAL})\b{_NOT_TARGET}"
 POSSESSOR = rf"(?:{DETERMINER}?{MODIFIERS}(?:{PERSON})'s?|his|her|their)"
 
 
-def verbs(*stems: str) -> str:
-    """Present forms of each verb (base, -s, -ing) as one trie-shaped pattern; a participle
-    such as "injured people" describes victims rather than asking to harm them, so -ed
-    forms are left out."""
+def verbs(phrases: str) -> str:
+    """Present forms of each comma-separated verb phrase (base, -s, -ing) as one trie-shaped
+    pattern; a participle such as "injured people" describes victims rather than asking to
+    harm them, so -ed forms are left out."""
     forms: set[str] = set()
-    for stem in stems:
+    for stem in (phrase.strip() for phrase in phrases.split(",")):
         head, _, tail = stem.partition(" ")
         rest = f" {tail}" if tail else ""
         if head.endswith("e"):
@@ -136,50 +161,15 @@ def trie(literals: set[str]) -> str:
 
 # Verbs that kill or maim: harmful with any person as object, a named one included.
 LETHAL_VERB = verbs(
-    "kill",
-    "murder",
-    "shoot",
-    "stab",
-    "strangle",
-    "throttle",
-    "choke",
-    "suffocate",
-    "smother",
-    "drown",
-    "poison",
-    "torture",
-    "kidnap",
-    "abduct",
-    "snipe",
-    "assassinate",
-    "execute",
-    "behead",
-    "decapitate",
-    "dismember",
-    "lynch",
-    "hang",
-    "slaughter",
-    "butcher",
-    "gut",
-    "eliminate",
-    "exterminate",
-    "eradicate",
-    "annihilate",
-    "rape",
-    "molest",
-    "take out",
-    "do away with",
-    "get rid of",
-    "dispose of",
-    "run over",
-    "electrocute",
-    "incapacitate",
-    "paralyse",
-    "paralyze",
-    "maim",
-    "mutilate",
-    "disfigure",
-    "blind",
+    "kill, murder, shoot, gun down, mow down, stab, knife, shank, slash, strangle, garrote, "
+    "throttle, choke, choke out, suffocate, asphyxiate, smother, drown, poison, gas, torture, "
+    "waterboard, kidnap, abduct, snipe, ambush, assassinate, execute, behead, decapitate, "
+    "dismember, disembowel, eviscerate, impale, skewer, bludgeon, club, hammer, bash, "
+    "bash in, batter, stomp, stone, lynch, hang, slaughter, butcher, gut, skin, flay, "
+    "eliminate, exterminate, eradicate, annihilate, massacre, rape, molest, take out, "
+    "take down, do away with, get rid of, dispose of, off, run over, run down, electrocute, "
+    "incapacitate, paralyse, paralyze, cripple, maim, mutilate, disfigure, blind, "
+    "bury alive, burn alive, sedate, spike"
 )
 # Verbs that are harmful only with a living target ("kill a process", "crush a can" are not).
 VIOLENT_VERB = (
@@ -187,63 +177,16 @@ VIOLENT_VERB = (
     + LETHAL_VERB
     + "|"
     + verbs(
-        "hurt",
-        "harm",
-        "injure",
-        "wound",
-        "attack",
-        "assault",
-        "beat",
-        "beat up",
-        "hit",
-        "punch",
-        "kick",
-        "slap",
-        "capture",
-        "trap",
-        "overpower",
-        "subdue",
-        "restrain",
-        "tie up",
-        "gag",
-        "chop up",
-        "cut up",
-        "slice",
-        "slit",
-        "sever",
-        "pierce",
-        "crack open",
-        "break open",
-        "shatter",
-        "smash",
-        "crush",
-        "rip off",
-        "tear off",
-        "burn",
-        "set fire to",
-        "torch",
-        "blow up",
-        "bomb",
-        "nuke",
-        "obliterate",
-        "destroy",
-        "wipe out",
-        "terrorise",
-        "terrorize",
-        "threaten",
-        "stalk",
-        "harass",
-        "abuse",
-        "enslave",
-        "starve",
-        "sterilise",
-        "sterilize",
-        "infect",
-        "disarm",
-        "knock out",
-        "traffic",
-        "groom",
-        "drug",
+        "hurt, harm, injure, wound, attack, assault, beat, beat up, rough up, hit, punch, "
+        "kick, slap, headbutt, bite, scratch, scald, capture, trap, overpower, subdue, "
+        "restrain, tie up, gag, chop, chop up, chop off, cut, cut up, cut off, slice, slit, "
+        "sever, pierce, crack, crack open, break, break open, snap, shatter, smash, smash in, "
+        "crush, rip off, rip out, tear off, tear apart, burn, set fire to, torch, blow up, "
+        "bomb, nuke, obliterate, destroy, wipe out, terrorise, terrorize, threaten, stalk, "
+        "harass, abuse, enslave, starve, sterilise, sterilize, infect, disarm, knock out, "
+        "traffic, groom, drug, ram, push, shove, trip, throw, tase, taser, pepper spray, "
+        "pistol whip, lock up, imprison, hunt, hunt down, track down, ambush, corner, "
+        "mug, rob, assault, beat to death"
     )
     + ")"
 )
@@ -324,9 +267,15 @@ IDIOMS = rx(
     r"\bgut\s+(?:feeling|instinct|check|health|bacteria)\b",
     r"\bhack(?:s|ing)?\s+(?:my|your|our|the)\s+(?:productivity|life|sleep|mornings?|routine|"
     r"habits|brain|diet|workflow|focus|metabolism|learning|budget|commute)\b|"
-    r"\b(?:life|productivity|growth|kitchen|travel|cleaning)\s+hack\w*\b|\bhackathons?\b",
+    r"\b(?:life|productivity|growth|kitchen|travel|cleaning)\s+hack\w*\b|\bhackathons?\b|"
+    r"\bhack(?:s|ing|ed)?\s+(?:together|up|on|around|away\s+at)\b|"
+    r"\bhack\w*\s+(?:a|an|the|this|my|our)\s+(?:quick\s+|simple\s+|small\s+)?(?:solution|"
+    r"prototype|fix|workaround|demo|script|feature|patch)\b",
     r"\b[\w]+[- ]?proof(?:ing|ed)?\b",
-    r"\bterrible\s+twos\b|\bcrime\s+(?:novel|fiction|drama|show|series)\b",
+    r"\bterrible\s+twos\b|\bcrime\s+(?:novel|fiction|drama|show|series|scene\s+tape)\b|"
+    r"\bmurder\s+myster(?:y|ies)\b|\btrue\s+crime\b",
+    r"\bmurder\w*\s+(?:a|the|this|that)\s+(?:\w+\s+)?(?:song|tune|karaoke|dance\s+floor|"
+    r"language|accent|recipe)\b",
     rf"\b(?:poison\w*|kill\w*|exterminat\w*|get\w*\s+rid\s+of|eliminat\w*|trap\w*|gas\w*|"
     rf"murder\w*|destroy\w*|wip\w*\s+out|eradicat\w*)\s+(?:the\s+|my\s+|some\s+|all\s+|"
     rf"these\s+|those\s+|a\s+|an\s+)?(?:\w+\s+)?{_PEST}\b",
@@ -348,6 +297,7 @@ MENTIONS: tuple[Rule, ...] = (
                 r"polonium|parathion|organophosphates?|toxins?|pathogens?|bioweapons?|"
                 r"(?:chemical|biological|bio)[- ]?(?:weapons?|warfare|agents?|terror\w*)|"
                 r"toxic\s+(?:gas|chemicals?|fumes)|poison\s+gas|poisons?|bsl-?[34]|"
+                r"(?:lethal|fatal|deadly)\s+(?:dose|amount|quantity)|"
                 r"gain[- ]of[- ]function|enriched\s+uranium|dirty\s+bombs?|"
                 r"nuclear\s+(?:weapons?|device|bomb)|radioactive\s+material"
             )
@@ -511,7 +461,9 @@ ACTS: tuple[Rule, ...] = (
                 r"insider\s+trading|tax\s+evasion|forg(?:e|ed|ing|ery|eries)|extort\w*|"
                 r"blackmail\w*|brib\w*|shoplift\w*|burglar\w*|pickpocket\w*|smuggl\w*|"
                 r"identity\s+theft|impersonat\w*|catfish\w*|skimm(?:er|ers|ing)|theft|robbery|"
-                r"chop\s+shops?|deceptive|deceiv\w*|plagiari[sz]\w*|hot-?wir\w*"
+                r"chop\s+shops?|deceptive|deceiv\w*|plagiari[sz]\w*|hot-?wir\w*|"
+                r"lock[- ]?pick\w*|pick\w*\s+(?:a|the)\s+locks?|"
+                r"black\s+market|organ\s+trafficking"
             )
         ),
     ),
@@ -537,6 +489,9 @@ ACTS: tuple[Rule, ...] = (
             words(
                 r"harass\w*|bull(?:y|ies|ied|ying)|cyberbull\w*|intimidat\w*|humiliat\w*|"
                 r"demean\w*|hate\s+speech|hate\s+crimes?|defam\w*|libel\w*|slander\w*|gaslight\w*|"
+                r"sluts?|whores?|retard(?:s|ed)?|fag(?:s|got\w*)?|dykes?|trann(?:y|ies)|kikes?|"
+                r"spics?|chinks?|wetbacks?|ragheads?|towelheads?|nigg\w+|coons?|gooks?|"
+                r"beaners?|cunts?|"
                 r"dehumani[sz]\w*"
             )
         ),
@@ -581,7 +536,12 @@ ACTS: tuple[Rule, ...] = (
     Rule(
         "extremism",
         "extremism",
-        rx(words(r"radicali[sz]\w*")),
+        rx(
+            words(
+                r"radicali[sz]\w*|militias?|overthrow\w*\s+(?:the\s+)?government|coup\s+d'?[eé]tat|"
+                r"armed\s+(?:uprising|rebellion|insurrection|revolt)|insurrection\w*"
+            )
+        ),
     ),
 )
 
@@ -627,6 +587,15 @@ _ATROCITY = (
     r"nagasaki|columbine|sandy\s+hook|wounded\s+knee|my\s+lai)"
 )
 
+NEGATIVE_TRAIT = (
+    r"lazy|stupid|dumb|greedy|violent|dirty|smelly|criminals?|ugly|evil|inferior|worse|cheap|"
+    r"untrustworthy|dishonest|terrorists?|thieves|rapists|aggressive|arrogant|incompetent|"
+    r"weak|(?:too\s+)?emotional|irrational|hysterical|bad\s+(?:at|drivers|parents)|"
+    r"less\s+(?:intelligent|capable|human)|uneducated|primitive|savages?|backward|disgusting|"
+    r"annoying|useless|worthless|parasites?|vermin|animals|subhuman|a\s+burden|a\s+threat|"
+    r"dangerous|untrustworthy|liars|pedophiles|perverts|freaks|mentally\s+ill|sick|ruining|"
+    r"destroying|taking\s+over|invading|stealing|breeding|polluting|infesting|overrunning"
+)
 _OWNER = rf"(?:{_RELATION}|(?:business\s+)?rivals?|competitors?|opponents?)"
 
 GOALS: tuple[Rule, ...] = (
@@ -699,7 +668,6 @@ GOALS: tuple[Rule, ...] = (
             r"(?:\w+'s\s+|city's\s+)?(?:water\s+supply|reservoir|food\s+supply|food|drinks?|"
             r"medication|medicine|baby\s+formula)\b",
             rf"\binfect\w*\s+{TARGET}",
-            r"\b(?:lethal|fatal|deadly)\s+(?:dose|amount|quantity)\b",
             r"\b(?:compromise|breach)\w*\s+(?:a\s+|the\s+)?(?:bsl-?[34]|bio\w*)\s+(?:lab\w*)\b",
         ),
     ),
@@ -797,7 +765,10 @@ GOALS: tuple[Rule, ...] = (
             r"invoices?|prescriptions?|charit\w*|news|accounts?|profiles?|certificates?|"
             r"diplomas?|degrees?|transcripts?|money|currency|bills?|credentials?|login|"
             r"websites?|sites?|pages?|claims?|rumou?rs?|receipts?|tiktoks?|videos?|"
-            r"emergenc\w*|injur\w*|insurance|stars)\b",
+            r"emergenc\w*|injur\w*|insurance|stars|notes?|sick\s+notes?|letters?|excuses?|"
+            r"signatures?|tickets?|permits?|licen[cs]es?|badges?|uniforms?|checks?|cheques?|"
+            r"pay\s*stubs?|bank\s+statements?|references?|resumes?|cvs?|qualifications?|"
+            r"alibis?|evidence|witness\w*|testimon\w*|data|results?|records?)\b",
             r"\b(?:trick|deceiv|dup|con|lure|manipulat|pressur|coerc|blackmail|scar|fool)\w*\s+"
             r"(?:\w+\s+){0,3}(?:into|to\s+(?:reveal|give|send|share|click|pay|sign|download|"
             r"install))\b",
@@ -814,7 +785,7 @@ GOALS: tuple[Rule, ...] = (
             r"\b(?:fool|cheat|beat|trick|pass|fake|evade)\w*\s+(?:a\s+|the\s+|my\s+)?"
             r"(?:breathalyz\w*|drug\s+tests?|polygraph|lie\s+detector|background\s+checks?|"
             r"urine\s+tests?|plagiarism\s+checkers?|proctor\w*)\b",
-            r"\bcheat\w*\s+(?:on|in)\s+(?:\w+\s+)?(?:exams?|tests?|quizz?e?s?|finals|"
+            r"\bcheat\w*\s+(?:on|in)\s+(?:\w+\s+){0,2}(?:exams?|tests?|quizz?e?s?|finals|"
             r"assignments?)\b",
             r"\b(?:without\s+(?:getting\s+)?(?:caught|detected|detection|noticed|traced|"
             r"arrested|into\s+trouble|in\s+trouble|leaving\s+(?:a\s+)?(?:trace|evidence))|"
@@ -833,7 +804,6 @@ GOALS: tuple[Rule, ...] = (
             r"\brig(?:s|ged|ging)?\s+(?:the\s+)?(?:[\w-]+\s+)?(?:votes?|vote-by-mail|elections?|"
             r"ballots?|polls?)\b",
             r"\b(?:avoid|evad|escap)\w*\s+(?:detection|getting\s+caught|arrest)\b",
-            r"\b(?:lock[- ]?pick\w*|pick\w*\s+(?:a|the)\s+locks?)\b",
             r"\b(?:break\w*|sneak\w*)\s+(?:in)?(?:to|into)\s+(?:a|an|the|my\s+\w+'s|someone's|"
             r"his|her)\s+(?:\w+\s+)?(?:house|home|car|apartment|store|shop|bank|vault|"
             r"building|office|facility)\b",
@@ -954,8 +924,9 @@ GOALS: tuple[Rule, ...] = (
             r"actually\s+|really\s+)?(?:fabricat\w*|lie|hoax|myth|fake|staged|"
             r"exaggerated|wrong\s+and\s+unnecessary|unnecessary|not\s+real|never\s+happened|"
             r"a\s+good\s+thing|justified|rigged|stolen)\b",
-            r"\b(?:holocaust|genocide|massacre|moon\s+landing|climate\s+change|vaccines?)\s+"
-            r"(?:was\s+|is\s+)?(?:a\s+)?(?:hoax|fake|fabricat\w*|never\s+happened|myth|"
+            r"\b(?:holocaust|genocide|massacre|moon\s+landings?|climate\s+change|vaccines?|"
+            r"covid(?:-19)?|pandemic|evolution|shooting|9/11)\s+"
+            r"(?:was\s+|is\s+|were\s+)?(?:a\s+)?(?:hoax|fake[ds]?|fabricat\w*|never\s+happened|myth|"
             r"exaggerated|staged|cause\w*\s+autism)\b",
             r"\b(?:vaccines?\s+cause|election\s+was\s+(?:stolen|rigged)|(?:were|was)\s+rigged)\b",
         ),
@@ -1006,6 +977,163 @@ GOALS: tuple[Rule, ...] = (
             r"\bwith\s+(?:all\s+)?(?:the\s+)?(?:ingredients|materials)\s+and\s+quantities\b",
         ),
     ),
+    Rule(
+        "violence",
+        "harm_person_more",
+        rx(
+            rf"\b(?:spik|drug|lac|poison|dos)\w*\s+{POSSESSOR}\s+(?:\w+\s+)?(?:drinks?|food|"
+            rf"coffee|tea|beer|wine|water|meals?|cocktail|soda)\b",
+            r"\bso\s+(?:that\s+)?(?:she|he|they)\s+(?:passes|pass|passed)\s+out\b",
+            rf"\bknock\w*\s+{TARGET}\s+(?:out|unconscious|senseless|cold|down)\b",
+            rf"\b(?:hold|press|put|keep)\w*\s+(?:a\s+|the\s+|my\s+)?(?:pillow|bag|plastic\s+bag|"
+            rf"hand|rag|cloth|towel)\s+over\s+{POSSESSOR}\s+(?:face|mouth|nose|head)\b",
+            rf"\b(?:get|make|keep)\w*\s+{TARGET}\s+(?:addicted|hooked|dependent)\b",
+            rf"\bgiv\w*\s+{TARGET}\s+(?:a\s+)?(?:headshot|beating|black\s+eye|concussion|"
+            rf"bloody\s+nose|broken\s+\w+|overdose|lethal\s+\w+)\b",
+            rf"\bmake\s+{TARGET}\s+(?:disappear|vanish|go\s+away\s+(?:for\s+good|forever|"
+            rf"permanently)|suffer|bleed|scream|beg)\b",
+            r"\b(?:disappear|vanish|gone)\s+(?:for\s+good|forever|permanently|without\s+a\s+trace)\b",
+            r"\b(?:derail|crash|sink|hijack|sabotag)\w*\s+(?:a\s+|the\s+|an\s+)?(?:\w+\s+)?"
+            r"(?:trains?|planes?|aircraft|flights?|ships?|ferr(?:y|ies)|buses|bus|subway|metro|"
+            r"cars?|vehicles?|elevators?|pipelines?|power\s+grid|dam)\b",
+            r"\bmaximi[sz]\w*\s+(?:the\s+)?(?:casualties|deaths|damage|harm|injuries|"
+            r"(?:death|body)\s+count|carnage|bloodshed|suffering|pain|fatalities)\b",
+            rf"\b(?:take|get|exact|seek)\w*\s+revenge\s+(?:on|against)\s+{TARGET}|"
+            rf"\bget\s+back\s+at\s+{TARGET}",
+            rf"\b(?:make|get|convince|encourage|push|tell|drive|persuade|pressure)\w*\s+{TARGET}"
+            rf"\s+(?:to\s+|into\s+)?(?:want\s+to\s+)?(?:kill|hurt|harm|cut|starv)\w*\s+"
+            rf"(?:him|her|them|your)sel(?:f|ves)\b|\bkys\b",
+            r"\bin\s+real\s+life\b[^.?!]{0,40}\b(?:kill|murder|hurt|shoot|stab)\w*|"
+            r"\b(?:kill|murder|hurt|shoot|stab)\w*\b[^.?!]{0,60}\bin\s+real\s+life\b",
+        ),
+    ),
+    Rule(
+        "privacy",
+        "privacy_more",
+        rx(
+            rf"\b{_PRIVATE_ATTR}\s+of\s+my\s+{MODIFIERS}{_OWNER}\b",
+            rf"\b(?:what|which)\s+(?:\w+\s+)?(?:medications?|meds|prescriptions?|pills|"
+            rf"diseases?|illness\w*|conditions?|{_PRIVATE_ATTR})\s+(?:is|are|does|do|did|has|"
+            rf"have)\s+my\s+{MODIFIERS}{_OWNER}\b",
+            rf"\b(?:find|figure|work)\w*\s+out\s+(?:where|who|what|when|whom)\s+(?:my\s+"
+            rf"{MODIFIERS}{_OWNER}|someone|a\s+stranger|this\s+(?:person|girl|guy|woman|man))\b",
+            rf"\b(?:locat|track\w*\s+down|hunt\w*\s+down|find)\w*\s+(?:where\s+)?my\s+"
+            rf"{MODIFIERS}(?:ex|ex-\w+|stalker|victim)\b",
+            rf"\bwhere\s+my\s+{MODIFIERS}{_OWNER}\s+(?:lives|works|stays|sleeps|goes)\b",
+            rf"\b{_PRIVATE_ATTR}\s+(?:to|for|on)\s+my\s+{MODIFIERS}{_OWNER}'s?\b",
+            rf"\b(?:see|read|know|check|find\s+out|monitor|spy\s+on)\s+(?:who|what|whom)\s+my\s+"
+            rf"{MODIFIERS}{_OWNER}\s+(?:is\s+|has\s+been\s+)?(?:texting|messaging|talking|"
+            rf"calling|emailing|searching|chatting|dating|seeing|sleeping|doing\s+online)\b",
+        ),
+    ),
+    Rule(
+        "hate_harassment",
+        "harass_more",
+        rx(
+            rf"\bruin\w*\s+{POSSESSOR}\s+(?:\w+\s+)?(?:reputation|life|career|marriage|"
+            rf"business|credit|relationship|name)\b",
+            r"\b(?:made[- ]up|invented|fabricated|fake)\s+(?:lies|stories|allegations|"
+            r"accusations|rumou?rs|claims)\b|\bspread\w*\s+(?:\w+\s+)?lies\b",
+            rf"\bwhy\s+(?:are|do|is)\s+(?:all\s+|so\s+many\s+|most\s+)?{GROUP}\s+(?:so\s+|"
+            rf"always\s+|all\s+|such\s+|more\s+)?(?:{NEGATIVE_TRAIT})\b",
+        ),
+    ),
+    Rule(
+        "self_harm",
+        "self_harm_more",
+        rx(
+            r"\b(?:conceal|hide|cover)\w*\s+(?:up\s+)?(?:my\s+)?(?:cuts?|cutting|scars?|wounds?|"
+            r"self[- ]harm\w*|bruises|eating\s+disorder|purging|weight\s+loss|burns)\b",
+            r"\bpurg(?:e|es|ing)\s+(?:after|when)\s+(?:\w+\s+)?(?:meals?|eating|dinner|food|"
+            r"lunch|breakfast)\b",
+            r"\b(?:deadliest|most\s+(?:lethal|deadly|toxic|poisonous))\b[^.?!]{0,40}\b(?:pills|"
+            r"medications?|meds|drugs|doses?|amounts?)\b",
+            r"\bhow\s+many\s+(?:\w+\s+){0,3}(?:pills|tablets|capsules)\b[^.?!]{0,60}\b(?:die|"
+            r"not\s+wake\s+up|kill\s+me|overdose|lethal|fatal|end\s+it)\b",
+        ),
+    ),
+    Rule(
+        "sexual_minors",
+        "minors_more",
+        rx(
+            r"\b(?:\d{1,2}|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen)[- ]year[- ]"
+            r"olds?\b[^.?!]{0,60}\b(?:send\s+(?:me\s+)?(?:pictures|pics|photos|nudes|selfies)|"
+            r"undress|touch|kiss|meet\s+(?:me\s+)?(?:alone|secretly|in\s+private)|date|"
+            r"sleep\s+with|sexy|hot|naked|nude)\b",
+            r"\b(?:jailbait|lolita|loli|shota|preteen\s+\w+)\b",
+        ),
+    ),
+    Rule(
+        "sexual_content",
+        "sexual_goal",
+        rx(
+            r"\b(?:write|generate|create|compose|describe|tell|give)\w*\s+(?:me\s+)?(?:a\s+|an\s+)?"
+            r"(?:[\w-]+\s+){0,2}(?:erotic|explicit|sexual|porn\w*|nsfw|steamy|smutty|x-rated|"
+            r"sex|lewd|raunchy)\s+(?:\w+\s+)?(?:story|stories|scenes?|fiction|fanfic\w*|novel|"
+            r"roleplay|description|poem|chat|dialogue|acts?)\b",
+            rf"\b(?:make|force|get|pressure|coerce|trick)\w*\s+{TARGET}\s+(?:to\s+|into\s+)?"
+            rf"(?:have\w*\s+sex|sleep\w*\s+with|(?:perform|do)\w*\s+(?:sexual|oral)|"
+            rf"undress\w*|strip\w*|send\w*\s+(?:me\s+)?nudes)\b",
+            r"\bwhen\s+(?:she|he|they)\s+(?:says?|said)\s+no\b",
+            r"\b(?:secretly|covertly|hidden)\s+(?:\w+\s+){0,2}(?:film|record|photograph|watch)"
+            r"\w*\s+(?:\w+\s+){0,2}(?:women|girls|people|someone|her|them)\b[^.?!]{0,40}"
+            r"\b(?:changing\s+rooms?|bathrooms?|showers?|toilets?|locker\s+rooms?|bedrooms?|"
+            r"undress\w*)\b",
+        ),
+    ),
+    Rule(
+        "cyber",
+        "cyber_more",
+        rx(
+            r"\b(?:working|functional|weaponi[sz]ed|0-?day|zero-?day|reliable)\s+exploits?\b",
+            r"\bexploits?\s+(?:for|against)\s+(?:a\s+|an\s+|the\s+)?(?:\w+\s+)?(?:unpatched|"
+            r"vulnerable|outdated|specific)\b",
+            r"\b(?:crack|hack|break)\w*\s+(?:into\s+)?(?:my\s+\w+'s|someone's|a\s+neighbou?r's|"
+            r"the\s+neighbou?r's|his|her|their)\s+(?:\w+\s+)?(?:wi-?fi|password|network|"
+            r"account|phone|computer|router|camera)\b",
+        ),
+    ),
+    Rule(
+        "other",
+        "illegal_more",
+        rx(
+            r"\b(?:escap|break|bust)\w*\s+(?:out\s+)?(?:of\s+|from\s+)?(?:a\s+|the\s+)?(?:prison|"
+            r"jail|custody|detention|juvie)\b|\bjump\w*\s+bail\b",
+            r"\b(?:sneak|smuggl|get|bring|take|carry|slip)\w*\s+(?:a\s+|an\s+|my\s+|some\s+)?"
+            r"(?:\w+\s+)?(?:knife|knives|guns?|weapons?|bombs?|explosives?|drugs|firearms?|"
+            r"blades?|box\s+cutters?|contraband)\s+(?:onto|into|through|past|on|in)\s+(?:a\s+|"
+            r"the\s+|an\s+)?(?:\w+\s+)?(?:plane|flight|airport|security|school|courthouse|"
+            r"stadium|concert|prison|jail|border|customs)\b",
+            r"\bunder\s+(?:a\s+)?(?:fake|false|fictitious|stolen|made[- ]up|someone\s+else's|"
+            r"another\s+person's|a\s+dead\s+person's)\s+(?:name|identity|ssn)\b",
+            r"\bsell\w*\s+(?:my\s+|a\s+|your\s+|their\s+)?(?:kidneys?|organs?|livers?|"
+            r"blood\s+illegally)\b",
+        ),
+    ),
+    Rule(
+        "drugs",
+        "drugs_more",
+        rx(
+            r"\b(?:hide|hiding|conceal\w*|stash\w*|smuggl\w*)\s+(?:\w+\s+){0,2}(?:cocaine|coke|"
+            r"heroin|meth|fentanyl|drugs|weed|pills|crack)\b[^.?!]{0,30}\b(?:from|past|through)\s+"
+            r"(?:the\s+)?(?:police|cops|dogs|k-?9s?|customs|security|border|sniffer\w*)\b",
+            r"\b(?:cut|lace|stretch|press|deal|push|distribute|move|traffic)\w*\s+(?:the\s+|my\s+|"
+            r"some\s+)?(?:\w+\s+)?(?:cocaine|coke|heroin|meth|fentanyl|drugs|pills|crack|"
+            r"product)\b",
+        ),
+    ),
+    Rule(
+        "misinformation",
+        "misinfo_more",
+        rx(
+            r"\b(?:chemtrails|flat\s+earth|qanon|pizzagate|crisis\s+actors?|inside\s+job|"
+            r"false\s+flag|great\s+replacement|new\s+world\s+order|reptilians?|lizard\s+people|"
+            r"microchips?\s+in\s+(?:the\s+)?vaccines?|5g\s+(?:causes?|spreads?)|"
+            r"(?:stolen|rigged)\s+election|plandemic|birds\s+aren't\s+real)\b",
+            r"\b(?:faked?|staged|hoax(?:ed)?|fabricated|made\s+up|never\s+(?:happened|occurred))\b"
+            r"[^.?!]{0,10}$",
+        ),
+    ),
 )
 
 # --- sentence-level pairs: a group and a discriminatory claim, an atrocity and praise -----
@@ -1025,6 +1153,13 @@ _DISCRIMINATE = rx(
     r"disgusting|terrorists|less\s+intelligent|not\s+real|a\s+disease|a\s+plague|"
     r"ruining|destroying|worthless|dirty|savages|rapists|thieves)\b",
     r"\b(?:lower|inferior|less)\s+(?:iqs?|intelligence)\b|\bstealing\s+(?:\w+\s+)?jobs\b",
+    r"\b(?:are|is)\s+(?:all\s+|just\s+|so\s+|too\s+|naturally\s+|inherently\s+)?(?:"
+    + NEGATIVE_TRAIT
+    + r")\b",
+    r"\b(?:don't|do\s+not|doesn't|does\s+not)\s+deserve\b|\bdeserve\s+to\s+(?:die|suffer|be)\b",
+    r"\b(?:sterili[sz]\w*|exterminat\w*|imprison\w*|interned|locked\s+up|rounded\s+up|"
+    r"expelled|gassed|enslaved|(?:be|get)\s+(?:\w+\s+)?(?:killed|shot|executed|punished|"
+    r"removed|fired|beaten))\b",
     r"\b(?:discriminat\w*|deport\w*|segregat\w*|exclud\w*|ban\w*|unwelcome|harsher|"
     r"extra\s+security|earn\s+less|overrepresented|kicked\s+off|denied|barred|should\s+not|"
     r"not\s+(?:be\s+)?(?:allowed|permitted|given|admitted|shown))\b",
@@ -1034,6 +1169,8 @@ _ENDORSE = rx(
     r"\b(?:right|justified|good\s+thing|good\s+idea|admirable|heroic|glorious|necessary|"
     r"deserved|beneficial|moral(?:ly)?\s+(?:right|justified)|a\s+success|positive)\b",
     r"\b(?:benefits?|upsides?|advantages?|positive\s+(?:aspects|effects|sides))\s+of\b",
+    r"\b(?:good|great|positive|best|admirable)\s+(?:things|parts|aspects|sides|points|"
+    r"outcomes|results|ideas)\s+(?:about|of|in)\b",
     r"\b(?:replicate|emulate|recreate|bring\s+back|repeat|copy)\b",
     r"\b(?:fabrication|hoax|lie|myth|never\s+happened|exaggerated|staged|wrong\s+and\s+"
     r"unnecessary)\b",
@@ -1153,13 +1290,14 @@ DEFUSERS: tuple[Defuser, ...] = (
         0.35,
         True,
         rx(
-            r"^\s*(?:what|who)(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:a|an|the)?\s*"
-            r"(?![^?]*(?:\bmy\b|\byour\b|'s\b))[\w'-]+(?:\s+[\w'-]+){0,3}\s*\??\s*$",
+            r"^\s*(?:what|who)(?:'s|\s+is|\s+are|\s+was)\s+(?:a|an|the)?\s*"
+            r"(?![^?]*(?:\bmy\b|\byour\b|'s\b))[\w'-]+(?:\s+[\w'-]+){0,2}\s*\??\s*$",
             r"^\s*what\s+(?:does|do)\s+[^?]{1,60}\s+mean\s*\??\s*$",
             r"^\s*(?:please\s+)?(?:define|explain\s+the\s+(?:term|word|concept))\b",
             r"\b(?:meaning|definition)\s+of\b",
             r"^\s*what\s+is\s+(?:the\s+)?(?:meaning|definition)\b",
             r"^\s*what\s+(?:kind|type|sort|class)\s+of\s+(?:a\s+)?[\w-]+\s+(?:is|are|was)\b",
+            r"^\s*what\s+(?:is|are)\s+(?:a\s+|an\s+)?[\w-]+(?:\s+[\w-]+){0,2}\s*(?:,|\band\b)",
             r"^\s*(?:explain|describe)\s+what\s+(?:a|an|the)?\s*[\w\s'-]{1,40}\s+(?:is|are|means)\b",
         ),
     ),
@@ -1174,6 +1312,8 @@ DEFUSERS: tuple[Defuser, ...] = (
             r"consequences|impacts?|outcomes?|motives?|motivations?)\b",
             r"^\s*(?:why|how)\s+(?:was|were)\s+there\b",
             r"^\s*who\s+(?:was|were)\s+responsible\b",
+            r"^\s*who\s+(?:assassinated|killed|murdered|shot|bombed|poisoned|kidnapped|"
+            r"invaded|attacked|founded|started|led|ordered|committed|carried\s+out)\b",
             r"\b(?:history|origins?)\s+of\b",
             r"^\s*how\s+(?:many|much)\s+[^?]{0,40}\s+(?:died|were\s+killed|killed)\b",
             r"^\s*(?:what|which|who|when|where|how\s+many)\b[^?]{0,80}\b(?:during|in)\s+"
@@ -1211,6 +1351,9 @@ DEFUSERS: tuple[Defuser, ...] = (
             r"sparring|paintball|laser\s+tag|airsoft|dodgeball|football|soccer|basketball|"
             r"tennis|rugby|hockey|a\s+match|the\s+ring)\b",
             r"\bin\s+(?:[\w':-]+\s+){0,5}(?:game|video\s*game|videogame)s?\b",
+            r"\b(?:final\s+boss|boss\s+(?:fight|battle|level)|mini-?boss|raid\s+boss|respawn\w*|"
+            r"npcs?|level\s+\d+|speedrun\w*|playthrough|side\s+quests?|quests?|dlc|multiplayer|"
+            r"pvp|pve|co-?op\s+mode|game\s*play|my\s+character|boss\s+in)\b",
             r"\b(?:for|in)\s+(?:a|an|my|the|our)\s+(?:\w+\s+)?(?:tv\s+show|show|movie|film|"
             r"play|novel|story|book|scene|screenplay|script|series|episode|comic|"
             r"murder\s+mystery|crime\s+novel|thriller)\b",
@@ -1234,7 +1377,24 @@ DEFUSERS: tuple[Defuser, ...] = (
             r"the\s+|my\s+)?(?:\w+\s+)?(?:injur|wound|burn|bite|sting|poison|overdose|symptom|"
             r"victim|cut|infection|shock|addict)|help\s+"
             r"(?:a\s+friend|someone|people|victims)|support|stay\s+safe|secure|safely\s+dispose)",
-            r"\b(?:signs|symptoms|warning\s+signs|red\s+flags)\s+of\b",
+            r"\b(?:signs|symptoms|warning\s+signs|red\s+flags|indicators)\s+(?:of|that)\b",
+            r"\b(?:talk|speak|teach|explain|educate)\w*\s+(?:to\s+)?(?:my\s+\w+|kids|children|"
+            r"students|teens|teenagers|employees|staff|people)\s+about\b",
+            r"\bavoid\s+(?:it|them|this|that|scams?|fraud|being|getting|falling)\b",
+            r"\b(?:recover|restore|secure|regain|get\s+back|fix|clean)\w*\s+(?:my|our)\s+(?:own\s+)?"
+            r"(?:\w+\s+){0,2}(?:account|computer|laptop|phone|device|site|website|server|"
+            r"network|identity|data|inbox)\b",
+            r"\b(?:is|are|gets?|being|was|were)\s+(?:\w+\s+)?(?:detected|caught|prevented|"
+            r"stopped|identified|investigated|prosecuted|punished|treated|diagnosed)\b",
+            r"\b(?:prevention|hotlines?|helplines?|crisis\s+(?:lines?|centers?|text)|support\s+"
+            r"groups?|counsell?ing|therapy|rehab\w*|recovery|shelters?)\b",
+            r"\b(?:my|our)\s+own\b|\bi\s+own\b|\blocked\s+(?:myself\s+)?out\b",
+            r"\b(?:store|storing|handle|handling|transport\w*|clean|cleaning|maintain\w*|lock|"
+            r"locking|carry|carrying|use|using)\s+(?:\w+\s+){0,3}(?:safely|securely|"
+            r"responsibly|legally)\b|\b(?:safe\s+storage|gun\s+safety|safety\s+(?:course|class|"
+            r"training|rules|tips|precautions))\b",
+            r"\b(?:(?:trace|bomb|explosives?|metal|threat|intrusion|fraud|malware)\s+detection|"
+            r"detectors?|screening|sniffer\s+dogs|bomb\s+squad|ordnance\s+disposal)\b",
             r"\bwhat\s+(?:should|can|do)\s+(?:i|we)\s+do\s+(?:if|when|about)\b",
             r"\bhow\s+(?:should|do|can|could)\s+(?:i|we)\s+respond\s+(?:to|if|when)\b",
             r"\b(?:prevent|protect|defend|guard|mitigate|shield)\w*\s+(?:\w+\s+){0,3}"
@@ -1259,6 +1419,8 @@ DEFUSERS: tuple[Defuser, ...] = (
         rx(
             r"^\s*how\s+(?:does|do|did)\s+(?:a\s+|an\s+|the\s+)?(?:[\w-]+\s+){1,4}work\b",
             r"\bexplain\s+how\s+(?:a\s+|an\s+|the\s+)?(?:[\w-]+\s+){1,4}works?\b",
+            r"^\s*(?:how|why)\s+(?:does|do|did)\s+(?:[\w-]+\s+){1,5}(?:cause|lead\s+to|affect|"
+            r"damage|work|spread)\w*\b",
             r"\bwhat\s+(?:are|is)\s+the\s+(?:health\s+)?(?:effects?|risks?|dangers?|"
             r"consequences|penalt(?:y|ies)|punishments?|laws?|legal\s+status)\b",
             r"^\s*why\s+(?:is|are)\s+(?:\w+\s+){1,4}(?:dangerous|illegal|harmful|banned|"
@@ -1267,6 +1429,10 @@ DEFUSERS: tuple[Defuser, ...] = (
         ),
     ),
 )
+# "In real life" takes a question out of the game it names.
+REAL_WORLD = rx(r"\b(?:in\s+real\s+life|irl|for\s+real|in\s+reality|not\s+in\s+(?:a|the)\s+game)\b")
+# Protective or explanatory framing does not excuse a request for the procedure itself.
+PROTECTIVE_DEFUSERS = frozenset({"prevention", "educational"})
 SETTING_DEFUSERS = frozenset({"fiction_or_game"})
 
 AGGRAVATORS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -1278,6 +1444,7 @@ AGGRAVATORS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"\b(?:undetect\w*|untraceabl\w*|cover\s+(?:up|my\s+tracks)|"
             r"avoid\w*\s+(?:detection|the\s+police|getting\s+caught|witnesses|evidence))\b",
             r"\b(?:don't|do\s+not)\s+want\s+to\s+get\s+(?:arrested|caught)\b",
+            r"\bso\s+(?:that\s+)?no(?:body|\s+one)\s+(?:notices|knows|finds\s+out|sees|can\s+tell)\b",
         ),
     ),
     (
