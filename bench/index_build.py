@@ -1,7 +1,8 @@
 """Index build throughput and query latency of the built-in index on a synthetic corpus.
 
 Build: 100k documents of about 500 characters (one chunk each) posted in batches of 5000
-to ``IndexStore.add``: chunking, the hashing embedder, FAISS and BM25 together.
+to ``IndexStore.add``: chunking, the hashing embedder, FAISS and BM25 together; then one
+save of the index file and one load of it (what a restart costs).
 Query latency, beside baselines measured in the same run on the same queries:
 
 * ``IndexStore.search (hybrid)``: embed the query, FAISS and BM25 candidates, fusion;
@@ -13,7 +14,9 @@ Query latency, beside baselines measured in the same run on the same queries:
 from __future__ import annotations
 
 import resource
+import tempfile
 import time
+from pathlib import Path
 
 import faiss
 import numpy as np
@@ -133,6 +136,16 @@ def run(quick: bool = False) -> str:
         samples = timings_ms(each(fn), n_queries, warmup=10)
         rows.append([label, f"{median(samples):.3f}", f"{p99(samples):.3f}"])
 
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "bench.sentinel-index"
+        started = time.perf_counter()
+        store.save(path)
+        save_s = time.perf_counter() - started
+        file_mb = path.stat().st_size / 2**20
+        started = time.perf_counter()
+        IndexStore.load(path, "bench", embedder)
+        load_s = time.perf_counter() - started
+
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     build_rows = [
         [
@@ -141,6 +154,8 @@ def run(quick: bool = False) -> str:
             f"{chunks / build:,.0f}",
             f"{embed_rate:,.0f}",
             f"{bm25_rate:,.0f}",
+            f"{save_s:.1f} ({file_mb:,.0f} MB)",
+            f"{load_s:.1f}",
             f"{peak_mb:,.0f}",
         ]
     ]
@@ -148,7 +163,16 @@ def run(quick: bool = False) -> str:
         [
             table(
                 "Index build: IndexStore.add in batches of 5000 (chunk + embed + FAISS + BM25)",
-                ["corpus", "seconds", "chunks/s", "embed only/s", "BM25 only/s", "peak RSS MB"],
+                [
+                    "corpus",
+                    "seconds",
+                    "chunks/s",
+                    "embed only/s",
+                    "BM25 only/s",
+                    "save s",
+                    "load s",
+                    "peak RSS MB",
+                ],
                 build_rows,
             ),
             table(
