@@ -265,6 +265,9 @@ IDIOMS = rx(
     r"\bhit(?:s|ting)?\s+(?:the|a)\s+(?:gym|road|books|sack|hay|jackpot|target|note|button|"
     r"ball|spot|nail|wall|ground\s+running)\b|\bhit\s+(?:it|me)\s+up\b",
     r"\bgut\s+(?:feeling|instinct|check|health|bacteria)\b",
+    r"\bsex(?:ual)?\s+(?:reproduction|selection|dimorphism|health|education|ed|orientation|"
+    r"chromosomes?|hormones?|characteristics|differences|harassment\s+(?:policy|training))\b|"
+    r"\bsexually\s+transmitted\b|\bsafe\s+sex\b",
     r"\bhack(?:s|ing)?\s+(?:my|your|our|the)\s+(?:productivity|life|sleep|mornings?|routine|"
     r"habits|brain|diet|workflow|focus|metabolism|learning|budget|commute)\b|"
     r"\b(?:life|productivity|growth|kitchen|travel|cleaning)\s+hack\w*\b|\bhackathons?\b|"
@@ -418,7 +421,10 @@ MENTIONS: tuple[Rule, ...] = (
                 r"explicit\s+(?:sex\w*|images?|pictures?|photos?|videos?|snapchats?|content)|"
                 r"intimate\s+(?:images?|pictures?|photos?|videos?)|erotic\w*|nsfw|sex\s+scenes?|"
                 r"nudes?|adult\s+(?:movies?|films?|videos?|content|scenes?)|"
-                r"sexual\s+acts?|prostitut\w*|escort\s+services?"
+                r"sexual\s+acts?|prostitut\w*|escort\s+services?|masturbat\w*|orgasms?|"
+                r"intercourse|genitals?|penis|vagina|fetish\w*|bdsm|kinks?|kinky|threesomes?|"
+                r"org(?:y|ies)|blowjobs?|oral\s+sex|anal\s+sex|hookers?|onlyfans|dick\s+pics?|"
+                r"sext\w*|strip\s+clubs?|horny"
             )
         ),
     ),
@@ -463,7 +469,12 @@ ACTS: tuple[Rule, ...] = (
                 r"identity\s+theft|impersonat\w*|catfish\w*|skimm(?:er|ers|ing)|theft|robbery|"
                 r"chop\s+shops?|deceptive|deceiv\w*|plagiari[sz]\w*|hot-?wir\w*|"
                 r"lock[- ]?pick\w*|pick\w*\s+(?:a|the)\s+locks?|"
-                r"black\s+market|organ\s+trafficking"
+                r"black\s+market|organ\s+trafficking|racketeer\w*|loan\s*shark\w*|"
+                r"money\s+mul(?:e|es|ing)|perjur\w*|espionage|insurance\s+fraud|wire\s+fraud|"
+                r"tax\s+fraud|check\s+kiting|carding|chargeback\s+fraud|return\s+fraud|"
+                r"dine\s+and\s+dash|pimp\w*|bootleg\w*|grave\s+robb\w*|kickbacks?|"
+                r"falsif(?:y|ies|ying)|fabricat(?:e|es|ing)\s+(?:\w+\s+)?(?:data|evidence|results|"
+                r"records|receipts|documents|reports?|expenses|timesheets)"
             )
         ),
     ),
@@ -489,6 +500,7 @@ ACTS: tuple[Rule, ...] = (
             words(
                 r"harass\w*|bull(?:y|ies|ied|ying)|cyberbull\w*|intimidat\w*|humiliat\w*|"
                 r"demean\w*|hate\s+speech|hate\s+crimes?|defam\w*|libel\w*|slander\w*|gaslight\w*|"
+                r"cyberstalk\w*|swatting|revenge\s+on|"
                 r"sluts?|whores?|retard(?:s|ed)?|fag(?:s|got\w*)?|dykes?|trann(?:y|ies)|kikes?|"
                 r"spics?|chinks?|wetbacks?|ragheads?|towelheads?|nigg\w+|coons?|gooks?|"
                 r"beaners?|cunts?|"
@@ -543,6 +555,25 @@ ACTS: tuple[Rule, ...] = (
             )
         ),
     ),
+    # Artefacts of fraud: asking how to spot a fake review is fine, asking for one is not.
+    Rule(
+        "fraud_deception",
+        "fraud_artifact",
+        rx(
+            r"\bfake\s+(?:[\w'-]+\s+){0,2}(?:ids?|identit\w*|passports?|documents?|reviews?|"
+            r"invoices?|prescriptions?|charit\w*|news|accounts?|profiles?|certificates?|"
+            r"diplomas?|degrees?|transcripts?|money|currency|bills?|credentials?|login|"
+            r"websites?|sites?|pages?|claims?|rumou?rs?|receipts?|tiktoks?|videos?|"
+            r"emergenc\w*|injur\w*|insurance|stars|notes?|sick\s+notes?|letters?|excuses?|"
+            r"signatures?|tickets?|permits?|licen[cs]es?|badges?|uniforms?|checks?|cheques?|"
+            r"pay\s*stubs?|bank\s+statements?|references?|resumes?|cvs?|qualifications?|"
+            r"alibis?|evidence|witness\w*|testimon\w*|data|results?|records?|stor(?:y|ies)|"
+            r"articles?|reports?|stud(?:y|ies)|quotes?|headlines?|press\s+releases?|"
+            r"screenshots?|polls?|statistics|surveys?|obituar(?:y|ies)|charity)\b",
+            r"\b(?:avoid|get\s+out\s+of|skip|dodge|evade)\w*\s+(?:paying(?!\\s+too\\s+much)|the\s+fare|the\s+bill|"
+            r"the\s+check|child\s+support|alimony|rent|a\s+(?:speeding\s+)?ticket)\b",
+        ),
+    ),
 )
 
 # --- harmful goals (strong: a victim, a target or an explicit wrongful aim) ---------------
@@ -584,7 +615,12 @@ _ATROCITY = (
     r"lynchings?|internment|residential\s+schools|pogroms?|gulags?|colonialism|jim\s+crow|"
     r"segregation|kkk|ku\s+klux\s+klan|war\s+crimes|atrocit(?:y|ies)|civil\s+rights\s+"
     r"movement|suffrage|mao|cultural\s+revolution|rwandan?|armenian|nanking|hiroshima|"
-    r"nagasaki|columbine|sandy\s+hook|wounded\s+knee|my\s+lai)"
+    r"nagasaki|columbine|sandy\s+hook|wounded\s+knee|my\s+lai|tiananmen|srebrenica|"
+    r"holodomor|killing\s+fields|darfur|bosnian|uyghurs?|jonestown|oklahoma\s+city|"
+    r"christchurch|ut[øo]ya|charleston|bataclan|lockerbie|beslan|auschwitz|concentration\s+"
+    r"camps?|death\s+camps?|gas\s+chambers|kristallnacht|gestapo|mussolini|franco|pinochet|"
+    r"idi\s+amin|saddam|bin\s+laden|unabomber|mcveigh|breivik|manson|bundy|dahmer|"
+    r"inquisition|conquistadors|boko\s+haram|hamas|october\s+7|school\s+massacres?)"
 )
 
 NEGATIVE_TRAIT = (
@@ -761,14 +797,6 @@ GOALS: tuple[Rule, ...] = (
             r"data|information|info|passwords?|credentials|cookies|tokens?|accounts?|"
             r"crypto\w*|bitcoin|from|goods|items|merchandise|packages?|jewel\w*|wallets?|"
             r"phones?|playstation|electronics|(?:a|an|the)\s+\w+)",
-            r"\bfake\s+(?:[\w'-]+\s+){0,2}(?:ids?|identit\w*|passports?|documents?|reviews?|"
-            r"invoices?|prescriptions?|charit\w*|news|accounts?|profiles?|certificates?|"
-            r"diplomas?|degrees?|transcripts?|money|currency|bills?|credentials?|login|"
-            r"websites?|sites?|pages?|claims?|rumou?rs?|receipts?|tiktoks?|videos?|"
-            r"emergenc\w*|injur\w*|insurance|stars|notes?|sick\s+notes?|letters?|excuses?|"
-            r"signatures?|tickets?|permits?|licen[cs]es?|badges?|uniforms?|checks?|cheques?|"
-            r"pay\s*stubs?|bank\s+statements?|references?|resumes?|cvs?|qualifications?|"
-            r"alibis?|evidence|witness\w*|testimon\w*|data|results?|records?)\b",
             r"\b(?:trick|deceiv|dup|con|lure|manipulat|pressur|coerc|blackmail|scar|fool)\w*\s+"
             r"(?:\w+\s+){0,3}(?:into|to\s+(?:reveal|give|send|share|click|pay|sign|download|"
             r"install))\b",
@@ -779,6 +807,10 @@ GOALS: tuple[Rule, ...] = (
             r"interviewer|insurance|insurer|doctor|court|judge|landlord|bank|irs|customs|"
             r"officer|investigators?|auditors?|manager)\b",
             r"\bfalsely\s+(?:accus|claim|report|stat)\w*",
+            r"\blie\w*\s+(?:on|about)\s+(?:my|the|a|an)\s+(?:\w+\s+)?(?:resume|cv|application|"
+            r"taxes|tax\s+return|form|insurance|claim|age|income|experience|credentials|"
+            r"degree|criminal\s+record)\b|\bby\s+lying\b",
+            r"\bwithout\s+paying\b|\bsteal\w*\s+(?:wi-?fi|cable|electricity|internet)\b",
             r"\b(?:evad\w*|cheat\w*\s+on|avoid\w*\s+paying)\s+(?:my\s+|the\s+)?taxes\b",
             r"\b(?:evad\w*|bypass\w*|sneak\w*\s+(?:past|through))\s+(?:\w+\s+)?(?:airport\s+)?"
             r"(?:security|customs|border\s+control|checkpoints?|tsa|metal\s+detectors?)\b",
@@ -996,6 +1028,12 @@ GOALS: tuple[Rule, ...] = (
             r"\b(?:derail|crash|sink|hijack|sabotag)\w*\s+(?:a\s+|the\s+|an\s+)?(?:\w+\s+)?"
             r"(?:trains?|planes?|aircraft|flights?|ships?|ferr(?:y|ies)|buses|bus|subway|metro|"
             r"cars?|vehicles?|elevators?|pipelines?|power\s+grid|dam)\b",
+            r"\b(?:blow\w*\s+up|bomb\w*|firebomb\w*|set\w*\s+(?:fire\s+to|on\s+fire|alight)|"
+            r"burn\w*\s+down|torch\w*|detonat\w*\s+\w+\s+(?:in|at|under))\s+(?:a\s+|an\s+|the\s+|"
+            r"this\s+|that\s+|someone's\s+|my\s+\w+'s\s+|his\s+|her\s+|their\s+)?(?:\w+\s+)?"
+            r"(?:house|home|building|car|truck|bus|office|store|shop|restaurant|bar|club|church|"
+            r"mosque|synagogue|temple|school|hospital|clinic|bank|station|apartment|flat|"
+            r"garage|barn|factory|warehouse|embassy|courthouse|police\s+car|vehicle)s?\b",
             r"\bmaximi[sz]\w*\s+(?:the\s+)?(?:casualties|deaths|damage|harm|injuries|"
             r"(?:death|body)\s+count|carnage|bloodshed|suffering|pain|fatalities)\b",
             rf"\b(?:take|get|exact|seek)\w*\s+revenge\s+(?:on|against)\s+{TARGET}|"
@@ -1075,6 +1113,14 @@ GOALS: tuple[Rule, ...] = (
             rf"(?:have\w*\s+sex|sleep\w*\s+with|(?:perform|do)\w*\s+(?:sexual|oral)|"
             rf"undress\w*|strip\w*|send\w*\s+(?:me\s+)?nudes)\b",
             r"\bwhen\s+(?:she|he|they)\s+(?:says?|said)\s+no\b",
+            r"\b(?:write|describe|generate|narrate|roleplay|role-play|tell|depict|create|give|"
+            r"compose)\w*\s+(?:me\s+)?(?:(?:a|an|the|some)\s+)?(?:[\w-]+\s+){0,3}(?:sex|sexual|"
+            r"erotic|explicit|porn\w*|nsfw|steamy|smutty|x-rated|lewd|raunchy|dirty|kinky|naughty)"
+            r"\s+(?:\w+\s+)?(?:story|stories|scenes?|fiction|fanfic\w*|roleplay|description|poem|"
+            r"dialogue|chat|messages?|letter|novel|script|texts?|fantas(?:y|ies)|encounters?)\b",
+            r"\bdescribe\s+(?:\w+\s+){0,4}(?:sex|sexual\s+acts?|intercourse|orgasms?|genitals?|"
+            r"naked\s+bod(?:y|ies))\s+(?:\w+\s+){0,3}in\s+(?:graphic|explicit|vivid|great|"
+            r"intimate|full)\s+detail\b",
             r"\b(?:secretly|covertly|hidden)\s+(?:\w+\s+){0,2}(?:film|record|photograph|watch)"
             r"\w*\s+(?:\w+\s+){0,2}(?:women|girls|people|someone|her|them)\b[^.?!]{0,40}"
             r"\b(?:changing\s+rooms?|bathrooms?|showers?|toilets?|locker\s+rooms?|bedrooms?|"
@@ -1157,6 +1203,9 @@ _DISCRIMINATE = rx(
     + NEGATIVE_TRAIT
     + r")\b",
     r"\b(?:don't|do\s+not|doesn't|does\s+not)\s+deserve\b|\bdeserve\s+to\s+(?:die|suffer|be)\b",
+    r"\b(?:can't|cannot|can\s+not|shouldn't|should\s+not|never)\s+be\s+trusted\b|"
+    r"\bmake\s+(?:bad|terrible|worse|poor|awful|lousy)\s+(?:\w+\s+)?(?:parents|leaders|"
+    r"employees|workers|doctors|drivers|soldiers|citizens|neighbou?rs|teachers|bosses)\b",
     r"\b(?:sterili[sz]\w*|exterminat\w*|imprison\w*|interned|locked\s+up|rounded\s+up|"
     r"expelled|gassed|enslaved|(?:be|get)\s+(?:\w+\s+)?(?:killed|shot|executed|punished|"
     r"removed|fired|beaten))\b",
@@ -1175,6 +1224,10 @@ _ENDORSE = rx(
     r"\b(?:fabrication|hoax|lie|myth|never\s+happened|exaggerated|staged|wrong\s+and\s+"
     r"unnecessary)\b",
     r"\b(?:success|successes|achievements?|glory)\s+of\b|\btreat\w*\s+(?:\w+\s+){0,2}like\b",
+    r"\b(?:deserved?|had\s+it\s+coming|got\s+what\s+they\s+deserved|should\s+have\s+"
+    r"(?:finished|completed|won|killed\s+more)|do\s+it\s+again|celebrat\w*|glorif\w*|"
+    r"prais\w*|admir\w*|heroes|role\s+models?|inspir\w*|honou?r\w*|good\s+for\s+(?:the|"
+    r"society|humanity|the\s+world))\b",
 )
 # A yes/no question ("Was the bombing justified?") asks for a debate, not for praise.
 YES_NO = re.compile(
@@ -1357,6 +1410,10 @@ DEFUSERS: tuple[Defuser, ...] = (
             r"\b(?:for|in)\s+(?:a|an|my|the|our)\s+(?:\w+\s+)?(?:tv\s+show|show|movie|film|"
             r"play|novel|story|book|scene|screenplay|script|series|episode|comic|"
             r"murder\s+mystery|crime\s+novel|thriller)\b",
+            r"\b(?:plot|story|storyline|synopsis|summary|ending|scene|characters?)\s+(?:of|in)\s+"
+            r"(?:the\s+)?(?:movie|film|book|novel|show|series|episode|play|game|tv\s+show)\b",
+            r"\b(?:the\s+)?(?:movie|film|book|novel|show|series|tv\s+show)\s+(?:[\w'-]+\s+){0,4}"
+            r"(?:where|in\s+which)\b",
             r"\bin\s+(?:the\s+)?(?:movie|film|book|novel|show|series|episode|play|"
             r"musical|opera|anime|tv\s+series)\b",
             r"^\s*how\s+(?:does|did)\s+(?:the\s+)?(?:character|villain|protagonist|hero|"
@@ -1380,7 +1437,9 @@ DEFUSERS: tuple[Defuser, ...] = (
             r"\b(?:signs|symptoms|warning\s+signs|red\s+flags|indicators)\s+(?:of|that)\b",
             r"\b(?:talk|speak|teach|explain|educate)\w*\s+(?:to\s+)?(?:my\s+\w+|kids|children|"
             r"students|teens|teenagers|employees|staff|people)\s+about\b",
-            r"\bavoid\s+(?:it|them|this|that|scams?|fraud|being|getting|falling)\b",
+            r"\bavoid\s+(?:it|them|this|that|scams?|fraud|being|getting|falling|becoming)\b",
+            r"\b(?:fact-?check\w*|debunk\w*|verify|verifying|tell\s+(?:if|whether)|"
+            r"check\s+(?:if|whether)|spot|spotting)\b",
             r"\b(?:recover|restore|secure|regain|get\s+back|fix|clean)\w*\s+(?:my|our)\s+(?:own\s+)?"
             r"(?:\w+\s+){0,2}(?:account|computer|laptop|phone|device|site|website|server|"
             r"network|identity|data|inbox)\b",
@@ -1419,6 +1478,10 @@ DEFUSERS: tuple[Defuser, ...] = (
         rx(
             r"^\s*how\s+(?:does|do|did)\s+(?:a\s+|an\s+|the\s+)?(?:[\w-]+\s+){1,4}work\b",
             r"\bexplain\s+how\s+(?:a\s+|an\s+|the\s+)?(?:[\w-]+\s+){1,4}works?\b",
+            r"\b(?:explain|describe)\s+how\s+[^?.]{1,60}\b(?:worked|was\s+used|were\s+used|"
+            r"happened|developed|evolved|operated)\b",
+            r"\b(?:report|summary|overview|analysis|essay|paper|presentation|lecture|briefing|"
+            r"memo|research|study|history|risk\s+assessment|training)\s+(?:on|about|of|into)\b",
             r"^\s*(?:how|why)\s+(?:does|do|did)\s+(?:[\w-]+\s+){1,5}(?:cause|lead\s+to|affect|"
             r"damage|work|spread)\w*\b",
             r"\bwhat\s+(?:are|is)\s+the\s+(?:health\s+)?(?:effects?|risks?|dangers?|"
