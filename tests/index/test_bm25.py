@@ -124,3 +124,18 @@ def test_compaction_after_mass_removal_keeps_results_right() -> None:
     # Compacted once the dead outnumbered the living (at 1501 removals): 999 dead remain.
     after = sum(len(keys) for keys, _ in index._postings.values())
     assert after < before * 0.55
+
+
+def test_cached_term_scores_follow_every_change() -> None:
+    index = build(CORPUS)
+    docs = dict(CORPUS)
+    query = tokenize("refund the days")
+    for change in range(3):
+        assert dict(index.search(query, 10)) == pytest.approx(reference(docs, "refund the days"))
+        assert dict(index.search(query, 10)) == pytest.approx(reference(docs, "refund the days"))
+        if change == 0:
+            docs[9] = "refund refund the receipt"
+            index.add(9, tokenize(docs[9]))
+        else:
+            index.remove(0 if change == 1 else 9)
+            del docs[0 if change == 1 else 9]

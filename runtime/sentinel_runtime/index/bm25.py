@@ -2,9 +2,10 @@
 
 Postings are compact ``array`` buffers per term (8 + 4 bytes per posting, not a dict entry
 of ~100 bytes), read as numpy views at query time, so a query costs time in proportion to
-the postings of its terms, never a scan of every chunk. Removal leaves a tombstone; the
-postings are compacted once the dead outnumber the living. Not thread-safe: ``store``
-holds its lock around every call. Words come from ``tokens.tokenize``.
+the postings of its terms, never a scan of every chunk. A term's scores are cached until
+the next change (common words recur in queries). Removal leaves a tombstone; the postings
+are compacted once the dead outnumber the living. Not thread-safe: ``store`` holds its
+lock around every call. Words come from ``tokens.tokenize``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ K1 = 1.5
 B = 0.75
 _UNUSED, _ALIVE, _REMOVED = 0, 1, 2
 _COMPACT_MIN_DEAD = 1024
+_CACHE_POSTINGS = 4_000_000  # cached (key, score) pairs: at most 64 MB
 
 
 class BM25:
@@ -35,6 +37,9 @@ class BM25:
         self._live = 0
         self._dead = 0
         self._total_length = 0.0
+        self._version = 0  # bumped by every change; cached term scores of older ones are stale
+        self._cache: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
+        self._cached_size = 0
 
     def __len__(self) -> int:
         return self._live
@@ -54,6 +59,7 @@ class BM25:
         if key < 0 or (key < self._high and self._state[key] != _UNUSED):
             raise ValueError(f"BM25 key {key} was already used")
         self._grow(key)
+        self._version += 1
         self._state[key] = _ALIVE
         self._length[key] = len(words)
         self._high = max(self._high, key + 1)
@@ -71,6 +77,7 @@ class BM25:
         if key not in self:
             raise KeyError(key)
         self._state[key] = _REMOVED
+        self._version += 1
         self._live -= 1
         self._dead += 1
         self._total_length -= self._length[key]
@@ -89,6 +96,39 @@ class BM25:
         self._postings = kept
         self._dead = 0
 
+    def _term(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(keys, BM25 contributions) of one term's live postings, cached until the next
+        change: repeated words cost one scatter-add instead of six passes over postings."""
+        cached = self._cache.get(term)
+        if cached is not None and cached[0] == self._version:
+            return cached[1], cached[2]
+        found = self._postings.get(term)
+        if found is None:
+            return None
+        keys = np.frombuffer(found[0], dtype=np.int64)
+        tfs = np.frombuffer(found[1], dtype=np.int32)
+        if self._dead:  # tombstones await compaction: skip their postings
+            live = self._state[keys] == _ALIVE
+            keys, tfs = keys[live], tfs[live]
+        df = len(keys)
+        if not df:
+            return None
+        # Lucene's idf: never negative, so a very common word still counts a little.
+        idf = math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
+        average = self._total_length / self._live
+        tf = tfs.astype(np.float64)
+        norm = self.k1 * (1.0 - self.b + self.b * self._length[keys] / average)
+        contribution = idf * tf * (self.k1 + 1.0) / (tf + norm)
+        keys = keys.copy()  # detach from the postings buffer, which later adds may resize
+        if cached is not None:
+            self._cached_size -= len(cached[1])
+        if self._cached_size + df > _CACHE_POSTINGS:
+            self._cache.clear()
+            self._cached_size = 0
+        self._cache[term] = (self._version, keys, contribution)
+        self._cached_size += df
+        return keys, contribution
+
     def search(
         self, words: Sequence[str], n: int, allowed: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
@@ -97,27 +137,15 @@ class BM25:
         if n <= 0 or not self._live:
             return []
         scores = np.zeros(self._high, dtype=np.float64)
-        average = self._total_length / self._live
         for term in dict.fromkeys(words):
-            found = self._postings.get(term)
+            found = self._term(term)
             if found is None:
                 continue
-            keys = np.frombuffer(found[0], dtype=np.int64)
-            tfs = np.frombuffer(found[1], dtype=np.int32)
-            live = self._state[keys] == _ALIVE
-            if not live.all():
-                keys, tfs = keys[live], tfs[live]
-            df = len(keys)
-            if not df:
-                continue
-            # Lucene's idf: never negative, so a very common word still counts a little.
-            idf = math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
+            keys, contribution = found
             if allowed is not None:
                 mask = allowed[keys]
-                keys, tfs = keys[mask], tfs[mask]
-            tf = tfs.astype(np.float64)
-            norm = self.k1 * (1.0 - self.b + self.b * self._length[keys] / average)
-            scores[keys] += idf * tf * (self.k1 + 1.0) / (tf + norm)
+                keys, contribution = keys[mask], contribution[mask]
+            scores[keys] += contribution
         hits = np.flatnonzero(scores)
         if len(hits) > n:
             hits = hits[np.argpartition(-scores[hits], n - 1)[:n]]
