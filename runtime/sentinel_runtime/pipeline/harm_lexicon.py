@@ -1152,6 +1152,14 @@ GOALS: tuple[Rule, ...] = (
             r"stadium|concert|prison|jail|border|customs)\b",
             r"\bunder\s+(?:a\s+)?(?:fake|false|fictitious|stolen|made[- ]up|someone\s+else's|"
             r"another\s+person's|a\s+dead\s+person's)\s+(?:name|identity|ssn)\b",
+            r"\bmake\s+it\s+(?:look|seem|appear)\s+(?:like\s+)?(?:an?\s+)?(?:accident\w*|suicide|"
+            r"natural|self[- ]defen[cs]e|a\s+robbery|someone\s+else)\b",
+            r"\bget\s+away\s+with\s+(?:it|this|that)\b|\bno\s+questions\s+asked\b|"
+            r"\boff\s+the\s+books\b|\bunder\s+the\s+table\b",
+            r"\bwithout\s+(?:a\s+|any\s+)?(?:licen[cs]e|prescription|permit|background\s+check|"
+            r"serial\s+numbers?|id|paperwork|papers|visa|passport)\b[^.?!]{0,40}$|"
+            r"\b(?:buy|get|obtain|own|carry|sell)\w*\s+(?:\w+\s+){0,3}without\s+(?:a\s+|any\s+)?"
+            r"(?:licen[cs]e|prescription|permit|background\s+check|serial\s+numbers?)\b",
             r"\bsell\w*\s+(?:my\s+|a\s+|your\s+|their\s+)?(?:kidneys?|organs?|livers?|"
             r"blood\s+illegally)\b",
         ),
