@@ -1,9 +1,12 @@
 """The lexicon and request grammar behind ``harm.assess_harm`` (data, no scoring).
 
-General English, not data set strings: harmful topics (``MENTIONS``), harmful goals, which
-mostly need a victim or a target in the same clause (``GOALS``, ``PAIRS``), the grammar of
-asking for a procedure or for content (``PROCEDURAL``), and the contexts that defuse a
-harmful word (``DEFUSERS``). ``harm`` weighs them; nothing here decides.
+General English, not data set strings: figurative uses and safe targets removed first
+(``IDIOMS``: "kill time", "poison the weeds"), harmful topics (``MENTIONS``), wrongful acts
+(``ACTS``: fraud, harassment, sabotage), harmful goals, which mostly need a victim or a
+target in the same clause (``GOALS``, ``PAIRS``), the grammar of asking for a procedure or
+for content (``PROCEDURAL``), aggravating intent (``AGGRAVATORS``) and the contexts of a
+request that defuse a harmful word (``DEFUSERS``). ``harm`` weighs them; nothing here
+decides. Verb lists are compiled as tries, which keeps long documents fast.
 """
 
 from __future__ import annotations
