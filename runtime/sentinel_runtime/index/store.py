@@ -41,9 +41,17 @@ class _Entry:
 
 @dataclass(frozen=True)
 class _Prepared:
+    """A document chunked, embedded and tokenised outside the lock, ready to insert."""
+
     document: Document
     spans: list[chunking.Span]
     vectors: np.ndarray
+    words: list[list[str]]  # per chunk, for BM25
+
+    @classmethod
+    def of(cls, doc: Document, spans: list[chunking.Span], vectors: np.ndarray) -> _Prepared:
+        words = [tokens.tokenize(doc.text[s:e]) for s, e in spans]
+        return cls(doc, spans, vectors, words)
 
 
 def _metadata(doc_id: str, metadata: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -114,7 +122,7 @@ class IndexStore:
         vectors = self.embedder.embed(texts) if texts else np.zeros((0, self.embedder.dim))
         bounds = np.cumsum([0, *map(len, spans)])
         return [
-            _Prepared(doc, sp, vectors[bounds[i] : bounds[i + 1]])
+            _Prepared.of(doc, sp, vectors[bounds[i] : bounds[i + 1]])
             for i, (doc, sp) in enumerate(zip(documents, spans, strict=True))
         ]
 
@@ -151,7 +159,7 @@ class IndexStore:
                 )
                 self._chunks[key] = chunk
                 self._key_of[chunk.chunk_id] = key
-                self._bm25.add(key, tokens.tokenize(chunk.text))
+                self._bm25.add(key, item.words[position])
             first = self._chunks[int(keys[0])]
             self._columns.set(keys, first.source, first.timestamp)
             self._docs[doc.doc_id] = _Entry(doc, item.spans, keys)
@@ -331,7 +339,7 @@ class IndexStore:
         bounds = np.cumsum([0, *(len(d.spans) for d in snapshot.documents)])
         store._insert(
             [
-                _Prepared(
+                _Prepared.of(
                     Document(d.doc_id, d.text, _metadata(d.doc_id, d.metadata)),
                     d.spans,
                     snapshot.vectors[bounds[i] : bounds[i + 1]],
