@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -18,7 +19,8 @@ from datetime import datetime
 from typing import Any
 
 from sentinel_runtime.index.types import Hit, SearchFilter
-from sentinel_runtime.observability import metrics
+from sentinel_runtime.observability import events, metrics
+from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import (
     canonical,
     citations,
@@ -42,6 +44,8 @@ from sentinel_runtime.pipeline.types import (
     Introspection,
     RetrievalPlan,
 )
+
+logger = logging.getLogger(__name__)
 
 # messages, n -> n assistant texts (the upstream LLM, wired by the HTTP layer).
 ChatFn = Callable[[list[dict[str, str]], int], Awaitable[list[str]]]
@@ -234,6 +238,12 @@ async def _introspect(prompt: CanonicalPrompt, context: PipelineContext) -> Intr
         state = await introspection_llm.introspect_with_llm(prompt, settings, one_reply)
         if state.fallback_reason is not None:
             metrics.INTROSPECTION_FALLBACKS.labels(_reason_label(state.fallback_reason)).inc()
+            log_event(
+                logger,
+                events.INTROSPECTION_FALLBACK,
+                logging.WARNING,
+                reason=state.fallback_reason,
+            )
         return state
     return introspection.introspect(prompt, settings)
 
