@@ -1,4 +1,4 @@
-"""The shared tokenizer: lower-cased words, underscores split, English plurals folded."""
+"""The shared tokenizer: lower-cased words of any script, underscores and punctuation split."""
 
 from __future__ import annotations
 
@@ -11,20 +11,13 @@ from sentinel_runtime.index.tokens import tokenize
     ("text", "words"),
     [
         pytest.param(
-            "Refunds, REFUND or refund.", ["refund", "refund", "or", "refund"], id="case-plural"
-        ),
-        pytest.param(
-            "policies indexes boxes matches", ["policy", "index", "box", "match"], id="es-ies"
-        ),
-        pytest.param(
-            "status analysis class this was gas",
-            ["status", "analysis", "class", "this", "was", "gas"],
-            id="kept",
+            "Refunds, REFUND or refund.", ["refunds", "refund", "or", "refund"], id="case"
         ),
         pytest.param(
             "snake_case v2 naïve", ["snake", "case", "v2", "naïve"], id="separators-unicode"
         ),
         pytest.param("AKIAIOSFODNN7EXAMPLE", ["akiaiosfodnn7example"], id="identifier"),
+        pytest.param("it's e-mail", ["it", "s", "e", "mail"], id="punctuation"),
         pytest.param("?! -- ...", [], id="no-words"),
     ],
 )

@@ -30,7 +30,7 @@ WORD_WEIGHT = 1.0
 BIGRAM_WEIGHT = 0.7
 GRAMS_WEIGHT = 0.7  # L2 norm of one word's whole character n-gram block
 # Function words carry no topic; left in, they make every pair of English texts look alike.
-# Spelled as the tokenizer leaves them ("does" becomes "doe").
+# Spelled as the tokenizer leaves them, so the two can never disagree.
 STOPWORDS = frozenset(
     tokens.tokenize(
         "a an and are as at be been but by can do does for from had has have he her his how i "
