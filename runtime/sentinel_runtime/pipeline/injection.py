@@ -461,19 +461,29 @@ def _request_kind(text: str) -> str | None:
 
 
 def _task_switch(
-    unit: _Unit, around: set[str], query: set[str], instructional: bool, tabular: bool
+    unit: _Unit,
+    own: set[str],
+    document: Counter[str],
+    query: set[str],
+    *,
+    instructional: bool,
+    tabular: bool,
 ) -> float:
-    """A request unrelated to the document ``around`` it and to the ``query``."""
+    """A request unrelated to the rest of the ``document`` and to the ``query``.
+
+    ``document`` counts, for every term, the units it occurs in; ``own`` is this unit's.
+    """
     kind = _request_kind(unit.text) if unit.kind == "prose" else None
-    if kind is None or not 3 <= len(unit.text.split()) <= 60:
+    if kind is None or not 3 <= len(unit.text.split()) <= 60 or len(own) < 2:
         return 0.0
-    own = _topic(unit.text)
-    if len(own) < 2 or len(own & (around | query)) / len(own) > 0.25:
+    related = sum(1 for t in own if document[t] > 1 or t in query)
+    if related / len(own) > 0.25:
         return 0.0
+    around = len(document) - sum(1 for t in own if document[t] == 1)
     bare = _QUOTED.sub(" ", unit.text)
     if _READER.search(bare) or (_PARTICIPANT.search(bare) and not _GENERIC_YOU.search(bare)):
         return 0.2  # "are you free on Friday?", "send us your receipt": correspondence
-    if len(around) < _TINY_CONTEXT_TERMS:
+    if around < _TINY_CONTEXT_TERMS:
         return 0.0  # a document that is only a question has nothing to switch from
     if tabular or unit.line_alone:
         score = 0.65 if kind == "task" else 0.6
@@ -483,7 +493,7 @@ def _task_switch(
         score = 0.5 if kind == "task" else 0.4
     if instructional:
         score -= 0.2  # a how-to or a worksheet is made of requests
-    if len(around) < _MIN_CONTEXT_TERMS:
+    if around < _MIN_CONTEXT_TERMS:
         score -= 0.15
     return score
 
@@ -570,15 +580,16 @@ def assess_injection(text: str, query: str = "") -> InjectionAssessment:
             document_terms.update(found)
     query_terms = _topic(query)
     tabular = sum(1 for line in visible.splitlines() if _TABLE_ROW.match(line.strip())) >= 3
-    prose = [u for u in units if u.kind == "prose"]
-    imperatives = sum(1 for u in prose if _IMPERATIVE_START.match(u.text))
+    imperative = [u.kind == "prose" and bool(_IMPERATIVE_START.match(u.text)) for u in units]
+    prose = sum(1 for u in units if u.kind == "prose")
     scored: list[tuple[float, list[str]]] = []
-    for unit, own in zip(units, unit_terms, strict=True):
+    for unit, own, is_imperative in zip(units, unit_terms, imperative, strict=True):
         cues = _directive_cues(unit.text) if unit.text else []
-        around = set(document_terms - Counter(own))
-        others = imperatives - bool(unit.kind == "prose" and _IMPERATIVE_START.match(unit.text))
-        instructional = others >= max(1.0, _INSTRUCTIONAL_SHARE * (len(prose) - 1))
-        switch = _task_switch(unit, around, query_terms, instructional, tabular)
+        others = sum(imperative) - is_imperative
+        instructional = others >= max(1.0, _INSTRUCTIONAL_SHARE * (prose - 1))
+        switch = _task_switch(
+            unit, own, document_terms, query_terms, instructional=instructional, tabular=tabular
+        )
         if switch:
             cues.append(("task_switch", switch))
         cues.extend(_code_cues(unit, document_terms))
