@@ -159,6 +159,7 @@ def test_an_independent_source_against_a_cluster_is_a_coordinated_cluster_confli
         pytest.param("Directed by Maria Lopez in Madrid.", {"maria lopez", "madrid"}, id="names"),
         pytest.param("In Benton County many towns lie.", {"benton county"}, id="leading-word"),
         pytest.param("Paris is large.", set(), id="sentence-initial-capital"),
+        pytest.param("It is one of the oldest.", set(), id="one-of-counts-nothing"),
     ],
 )
 def test_values_are_numbers_and_names(text: str, expected: set[str]) -> None:

@@ -169,10 +169,10 @@ def numbers(sentence: str) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for index, token in enumerate(tokens):
         value = _number(token)
-        if value is None:
-            continue
-        slot = ""
         after = tokens[index + 1] if index + 1 < len(tokens) else ""
+        if value is None or (token.lower() == "one" and after.lower() == "of"):
+            continue  # "one of the oldest" counts nothing
+        slot = ""
         if after and _number(after) is None and after.lower() not in STOPWORDS:
             slot = after.lower()
         else:
