@@ -232,3 +232,22 @@ def test_llm_answers_are_json_with_citations_and_bad_citations_block(
         assert fake_llm.requests[-1]["json"]["n"] == 3
     finally:
         runtime.stop()
+
+
+def test_kaito_retrieve_honours_the_gate_and_the_evidence_filter(
+    demo: tuple[RuntimeProcess, Path],
+) -> None:
+    base = demo[0].base_url
+    vpn = httpx.post(
+        f"{base}/retrieve", json={"index_name": "demo", "query": POISONED, "top_k": 5}
+    ).json()
+    assert "forum-vpn-tip#p0" not in {r["node_id"] for r in vpn["results"]}
+    filtered = {f["chunkId"] for f in vpn["sentinel"]["evidence"]["filtered"]}
+    assert "forum-vpn-tip#p0" in filtered and vpn["count"] == len(vpn["results"]) >= 1
+    refused = httpx.post(f"{base}/retrieve", json={"index_name": "demo", "query": HARMFUL}).json()
+    assert refused["results"] == [] and refused["sentinel"]["gate"]["action"] == "no_retrieve"
+    only_it = httpx.post(
+        f"{base}/retrieve",
+        json={"index_name": "demo", "query": POISONED, "metadata_filter": {"source": "wiki"}},
+    ).json()
+    assert {r["metadata"]["source"] for r in only_it["results"]} == {"wiki"}

@@ -181,7 +181,7 @@ async def answer_question(
 ) -> Answered:
     engine = active_engine(services)
     context = context_for(services, engine, index_name)
-    request = runner.PipelineRequest(query, index_name, top_k, freshness_days)
+    request = runner.PipelineRequest(query, index_name, top_k=top_k, freshness_days=freshness_days)
     result = await runner.run(request, context)
     response = completion(result.answer.text, model=model or services.generator.default_model)
     return await guard(services, engine, result, response, index_name=index_name, endpoint=endpoint)

@@ -102,6 +102,8 @@ class RetrieveResponse(BaseModel):
     query: str
     results: list[RetrievedChunk]
     count: int
+    # Ours: the gate's plan and the evidence filter's verdicts (what was withheld and why).
+    sentinel: dict[str, Any] = Field(default_factory=dict)
 
 
 class FileResponse(BaseModel):

@@ -13,7 +13,7 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -69,6 +69,7 @@ class PipelineRequest:
     index_name: str | None = None
     top_k: int | None = None
     freshness_days: int = quality.DEFAULT_FRESHNESS_DAYS
+    metadata_filter: Mapping[str, Any] | None = None  # equality on metadata, ANDed with the plan
 
 
 @dataclass
@@ -181,9 +182,17 @@ async def run(request: PipelineRequest, context: PipelineContext) -> PipelineRes
 
 
 async def complete(
-    pre: Preflight, request: PipelineRequest, context: PipelineContext
+    pre: Preflight,
+    request: PipelineRequest,
+    context: PipelineContext,
+    *,
+    generate: bool = True,
 ) -> PipelineResult:
-    """Stages 3-5 after :func:`preflight`: retrieve, filter, generate, validate citations."""
+    """Stages 3-5 after :func:`preflight`: retrieve, filter, generate, validate citations.
+
+    With ``generate=False`` (KAITO's ``/retrieve``) it stops after the evidence filter: the
+    caller gets the kept chunks, and the gate and the filter still decide what it may see.
+    """
     config = context.config
     prompt, state, plan, now, timer = pre.prompt, pre.state, pre.plan, pre.now, pre.timer
     bundle: EvidenceBundle | None = None
@@ -192,13 +201,36 @@ async def complete(
     store = context.store
     if plan.action != "no_retrieve" and store is not None:
         hits, bundle, plan, attempts = await asyncio.to_thread(
-            _retrieve_and_filter, store, plan, state=state, now=now, config=config, timer=timer
+            _retrieve_and_filter,
+            store,
+            plan,
+            state=state,
+            now=now,
+            config=config,
+            timer=timer,
+            metadata=request.metadata_filter,
         )
         for _, verdict in bundle.dropped:
             for reason in verdict.reasons:
                 metrics.EVIDENCE_DROPPED.labels(reason).inc()
 
+    result_quality = quality.retrieval_quality(hits, now, request.freshness_days) if hits else {}
     chosen = decision.decide(state, plan, bundle)
+    if not generate:
+        return PipelineResult(
+            request_id=pre.request_id,
+            prompt=prompt,
+            state=state,
+            plan=plan,
+            answer=dataclasses.replace(NO_ANSWER, decision=chosen),
+            validation=citations.NOT_CHECKED,
+            bundle=bundle,
+            hits=hits,
+            attempts=tuple(attempts),
+            quality=result_quality,
+            timings=timer.timings,
+            retrieval_performed=bool(attempts),
+        )
     rewards: tuple[selection.Reward, ...] = ()
     kept = bundle.kept if bundle is not None else ()
     with timer.stage("generate"):
@@ -208,7 +240,6 @@ async def complete(
             answer, rewards = await _generate(prompt.text, kept, chosen, bundle, context)
     with timer.stage("cite"):
         answer, validation = _validate(answer, kept, store is not None, config)
-    result_quality = quality.retrieval_quality(hits, now, request.freshness_days) if hits else {}
     metrics.PIPELINE_DECISIONS.labels(answer.decision).inc()
     return PipelineResult(
         request_id=pre.request_id,
@@ -261,12 +292,13 @@ def _retrieve_and_filter(
     now: datetime,
     config: PipelineConfig,
     timer: _Timer,
+    metadata: Mapping[str, Any] | None = None,
 ) -> tuple[tuple[Hit, ...], EvidenceBundle, RetrievalPlan, list[RetrievalAttempt]]:
     attempts: list[RetrievalAttempt] = []
     tried: set[tuple[Any, ...]] = set()
     while True:
         with timer.stage("retrieve"):
-            hits = tuple(store.search(plan.query, plan.top_k, search_filter(plan)))
+            hits = tuple(store.search(plan.query, plan.top_k, search_filter(plan, metadata)))
         with timer.stage("filter"):
             bundle = evidence.filter_evidence(hits, plan.query, state, plan, now, config.evidence)
         attempts.append(RetrievalAttempt(plan, len(hits), len(bundle.kept), bundle.fallback))
@@ -281,10 +313,12 @@ def _plan_key(plan: RetrievalPlan) -> tuple[Any, ...]:
     return (plan.action, plan.query, plan.top_k, plan.sources, plan.not_before)
 
 
-def search_filter(plan: RetrievalPlan) -> SearchFilter | None:
-    if plan.sources is None and plan.not_before is None:
+def search_filter(
+    plan: RetrievalPlan, metadata: Mapping[str, Any] | None = None
+) -> SearchFilter | None:
+    if plan.sources is None and plan.not_before is None and not metadata:
         return None
-    return SearchFilter(sources=plan.sources, not_before=plan.not_before)
+    return SearchFilter(sources=plan.sources, not_before=plan.not_before, metadata=metadata or {})
 
 
 async def _generate(

@@ -16,12 +16,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
 
+from sentinel_runtime.api import answering
 from sentinel_runtime.api import index_protocol as protocol
 from sentinel_runtime.api.deps import ServicesDep
 from sentinel_runtime.index import manager as index_manager
 from sentinel_runtime.index import persistence
 from sentinel_runtime.index.embedders import EmbeddingError
-from sentinel_runtime.index.types import SearchFilter
+from sentinel_runtime.pipeline import report, runner
 
 router = APIRouter(tags=["indexes"])
 
@@ -169,9 +170,20 @@ async def load_index(
 async def retrieve(
     request: protocol.RetrieveRequest, services: ServicesDep
 ) -> protocol.RetrieveResponse:
-    flt = SearchFilter(metadata=request.metadata_filter) if request.metadata_filter else None
+    """KAITO's retrieval, behind the same gate and evidence filter as an answer: a request
+    the gate refuses retrieves nothing, and dropped chunks are reported, never returned."""
+    engine = answering.active_engine(services)
     with _http_errors():
-        store = services.indexes.get(request.index_name)
-        hits = await run_in_threadpool(store.search, request.query, request.top_k, flt)
-    results = [protocol.RetrievedChunk.of(hit) for hit in hits]
-    return protocol.RetrieveResponse(query=request.query, results=results, count=len(results))
+        context = answering.context_for(services, engine, request.index_name)
+    pipeline_request = runner.PipelineRequest(
+        request.query, request.index_name, request.top_k, metadata_filter=request.metadata_filter
+    )
+    pre = await runner.preflight(pipeline_request, context)
+    result = await runner.complete(pre, pipeline_request, context, generate=False)
+    kept = result.bundle.kept if result.bundle is not None else ()
+    results = [protocol.RetrievedChunk.of(hit) for hit in kept]
+    described = report.sentinel(result, index_name=request.index_name)
+    sentinel = {k: described[k] for k in ("requestId", "introspection", "gate", "evidence")}
+    return protocol.RetrieveResponse(
+        query=request.query, results=results, count=len(results), sentinel=sentinel
+    )
