@@ -123,20 +123,43 @@ def relevance(hit: Hit, query: str) -> float:
     return max(0.0, min(1.0, max(hit.similarity, lexical)))
 
 
+@dataclass(frozen=True)
+class _DocumentSignals:
+    """What a chunk's text says whatever the question: computed once per text and config."""
+
+    harm: harm.HarmAssessment
+    secrets: bool
+    pii_dense: bool
+
+
+@functools.lru_cache(maxsize=8192)
+def _document_signals(text: str, config: EvidenceConfig) -> _DocumentSignals:
+    # Popular chunks come back request after request; their verdicts do not change until
+    # the text or the policy's evidence section does (both are in the cache key).
+    scanners = _scanners(config)
+    return _DocumentSignals(
+        harm=harm.assess_harm(text),
+        secrets=bool(scanners.secrets.engine.find(text)),
+        pii_dense=_pii_dense(text, scanners, config),
+    )
+
+
 def _harm(
-    text: str, state: Introspection, plan: RetrievalPlan | None, config: EvidenceConfig
-) -> tuple[float, harm.HarmAssessment]:
-    found = harm.assess_harm(text)
+    found: harm.HarmAssessment,
+    state: Introspection,
+    plan: RetrievalPlan | None,
+    config: EvidenceConfig,
+) -> float:
     if found.category == "none" or not found.procedural:
-        return 0.0, found
+        return 0.0
     if found.severity < config.harm_min_severity:
-        return 0.0, found
+        return 0.0
     cost = found.severity
     # Grounded harm is what this stage exists to prevent: a risky request, or a plan that
     # asked for non-procedural evidence, tolerates less.
     if state.intent != "benign" or (plan is not None and plan.expected_evidence != "any"):
         cost *= config.risky_request_factor
-    return min(1.0, cost), found
+    return min(1.0, cost)
 
 
 def _pii_dense(text: str, scanners: _Scanners, config: EvidenceConfig) -> bool:
@@ -164,16 +187,17 @@ def score_evidence(
 ) -> EvidenceVerdict:
     """S_e of one chunk (see the module docstring) and whether it is kept."""
     text = hit.chunk.text
-    scanners = _scanners(config)
+    signals = _document_signals(text, config)
     weights = config.weights
-    harm_cost, harm_found = _harm(text, state, plan, config)
+    harm_found = signals.harm
+    harm_cost = _harm(harm_found, state, plan, config)
     injected = injection.assess_injection(text, query)
     components = {
         "relevance": round(relevance(hit, query), 3),
         "harm": round(harm_cost, 3),
         "injection": injected.score,
-        "secrets": 1.0 if scanners.secrets.engine.find(text) else 0.0,
-        "pii": 1.0 if _pii_dense(text, scanners, config) else 0.0,
+        "secrets": 1.0 if signals.secrets else 0.0,
+        "pii": 1.0 if signals.pii_dense else 0.0,
         "stale": 1.0 if _stale(hit, now, config) else 0.0,
         "cluster": 1.0 if clustered else 0.0,
     }
