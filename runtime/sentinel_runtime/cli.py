@@ -185,6 +185,43 @@ def _scan(args: argparse.Namespace) -> int:
     return {None: EXIT_OK, "redact": EXIT_REDACTED, "block": EXIT_BLOCKED}[outcome.action]
 
 
+def _eval(args: argparse.Namespace) -> int:
+    from sentinel_runtime.evaluation import datasets, report
+
+    logs.configure("WARNING")
+    root = Path(args.datasets) if args.datasets else None
+    if not datasets.available(root):
+        print(
+            f"error: no evaluation data at {datasets.datasets_dir(root)}; pass --datasets DIR "
+            "or set SENTINEL_DATASETS_DIR",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    config = pipeline_config.DEFAULT
+    if args.policy:
+        parsed = _load_or_report(args.policy)
+        if parsed is None:
+            return EXIT_ERROR
+        config = pipeline_config.parse_sections(parsed.sections)
+    suites = args.only.split(",") if args.only else list(report.SUITES)
+    unknown = sorted(set(suites) - set(report.SUITES))
+    if unknown:
+        print(f"error: unknown suite(s) {', '.join(unknown)}", file=sys.stderr)
+        return EXIT_ERROR
+    result = report.run(
+        config,
+        root=root,
+        suites=suites,
+        contexts_per_attack=None if args.full else args.bipia_contexts,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    print(report.render(result))
+    Path(args.output).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"\nwritten to {args.output}", file=sys.stderr)
+    missed = [r for r in result["rows"] if r["met"] is False]
+    return EXIT_STRICT if args.strict and missed else EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sentinel", description="Sentinel guardrailed RAG.")
     parser.add_argument("--version", action="version", version=f"sentinel {__version__}")
@@ -215,6 +252,25 @@ def build_parser() -> argparse.ArgumentParser:
     default.set_defaults(handler=_policy_default)
     types = policy_commands.add_parser("types", help="list scanner types and their fields")
     types.set_defaults(handler=_policy_types)
+
+    evaluate = commands.add_parser(
+        "eval", help="measure the safety pipeline on the public evaluation data sets"
+    )
+    evaluate.add_argument("--datasets", help="data directory (default ../shared/datasets)")
+    evaluate.add_argument("--policy", help="take the pipeline settings from this policy file")
+    evaluate.add_argument("--only", help="comma-separated suites: harmful,injection,poisoning")
+    evaluate.add_argument(
+        "--bipia-contexts",
+        type=int,
+        default=3,
+        help="BIPIA contexts each attack is inserted into (default 3; --full: all)",
+    )
+    evaluate.add_argument("--full", action="store_true", help="every BIPIA context (slow)")
+    evaluate.add_argument(
+        "--output", default="sentinel-eval.json", help="JSON results (default sentinel-eval.json)"
+    )
+    evaluate.add_argument("--strict", action="store_true", help="exit 3 when a target is missed")
+    evaluate.set_defaults(handler=_eval)
 
     scan = commands.add_parser("scan", help="scan standard input with a policy")
     scan.add_argument("--policy", help="guardrails.yaml (default: the shipped default policy)")
