@@ -23,6 +23,7 @@ COMPONENT = "sentinel-runtime"
 ENGINE_LABEL = f"{crd.GROUP}/engine"
 # Secret keys KAITO's runtime reads; the same key names here.
 LLM_SECRET_KEY = "LLM_ACCESS_SECRET"
+EMBEDDING_SECRET_KEY = "EMBEDDING_ACCESS_SECRET"
 # The default policy: a ConfigMap in the operator's namespace, copied once into each
 # namespace that needs it under the same name (namespace-shared, never owned).
 POLICY_TEMPLATE = "sentinel-guardrails-policy-template"
@@ -47,6 +48,11 @@ ENV = {
         "LLM_MODEL",
         "LLM_CONTEXT_WINDOW",
         "LLM_ACCESS_SECRET",
+        "EMBEDDING_TYPE",
+        "EMBEDDING_MODEL_ID",
+        "EMBEDDING_URL",
+        "EMBEDDING_ACCESS_SECRET",
+        "VECTOR_DB_PERSIST_DIR",
     )
 }
 
@@ -145,6 +151,40 @@ def _env(engine: Engine) -> list[dict[str, Any]]:
                     },
                 }
             )
+    env.extend(_embedding_env(spec))
+    storage = spec.storage
+    if storage is not None and storage.persistent_volume is not None:
+        # Indexes and the audit log live on the volume, so a restarted pod loses nothing.
+        env.append(
+            {"name": ENV["VECTOR_DB_PERSIST_DIR"], "value": storage.persistent_volume.mount_path}
+        )
+    return env
+
+
+def _embedding_env(spec: crd.RAGEngineSpec) -> list[dict[str, Any]]:
+    embedding = spec.embedding
+    if embedding is None or (embedding.local is None and embedding.remote is None):
+        return [{"name": ENV["EMBEDDING_TYPE"], "value": "builtin"}]
+    if embedding.local is not None:
+        return [
+            {"name": ENV["EMBEDDING_TYPE"], "value": "local"},
+            {"name": ENV["EMBEDDING_MODEL_ID"], "value": embedding.local.model_id},
+        ]
+    remote = embedding.remote
+    assert remote is not None
+    env: list[dict[str, Any]] = [
+        {"name": ENV["EMBEDDING_TYPE"], "value": "remote"},
+        {"name": ENV["EMBEDDING_URL"], "value": remote.url},
+    ]
+    if remote.access_secret:
+        env.append(
+            {
+                "name": ENV["EMBEDDING_ACCESS_SECRET"],
+                "valueFrom": {
+                    "secretKeyRef": {"name": remote.access_secret, "key": EMBEDDING_SECRET_KEY}
+                },
+            }
+        )
     return env
 
 

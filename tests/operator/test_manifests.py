@@ -141,3 +141,39 @@ def test_persistent_volume_mount_path_defaults_to_mnt_data() -> None:
 def test_unknown_env_name_fails_at_import_time_not_in_a_cluster() -> None:
     with pytest.raises(KeyError, match="LLM_INFERENCE_URI"):
         manifests.env_name("LLM_INFERENCE_URI")
+
+
+@pytest.mark.parametrize(
+    ("embedding", "expected"),
+    [
+        pytest.param(None, {"EMBEDDING_TYPE": "builtin"}, id="absent-is-builtin"),
+        pytest.param(
+            {"local": {"modelID": "BAAI/bge-small-en-v1.5"}},
+            {"EMBEDDING_TYPE": "local", "EMBEDDING_MODEL_ID": "BAAI/bge-small-en-v1.5"},
+            id="local",
+        ),
+        pytest.param(
+            {"remote": {"url": "http://tei/v1", "accessSecret": "emb"}},
+            {
+                "EMBEDDING_TYPE": "remote",
+                "EMBEDDING_URL": "http://tei/v1",
+                "EMBEDDING_ACCESS_SECRET": {
+                    "secretKeyRef": {"name": "emb", "key": "EMBEDDING_ACCESS_SECRET"}
+                },
+            },
+            id="remote-with-secret",
+        ),
+    ],
+)
+def test_embedding_spec_reaches_the_runtime(
+    embedding: dict[str, Any] | None, expected: dict[str, Any]
+) -> None:
+    spec = {**BASE, **({"embedding": embedding} if embedding else {})}
+    env = env_of(manifests.deployment(engine(spec)))
+    assert {k: v for k, v in env.items() if k.startswith("EMBEDDING_")} == expected
+
+
+def test_persistent_volume_holds_the_indexes_and_the_audit_log() -> None:
+    spec = {**BASE, "storage": {"persistentVolume": {"persistentVolumeClaim": "data"}}}
+    assert env_of(manifests.deployment(engine(spec)))["VECTOR_DB_PERSIST_DIR"] == "/mnt/data"
+    assert "VECTOR_DB_PERSIST_DIR" not in env_of(manifests.deployment(engine()))
