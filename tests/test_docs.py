@@ -37,3 +37,15 @@ def test_every_log_event_is_documented() -> None:
     names = [v for k, v in vars(events).items() if k.isupper() and isinstance(v, str)]
     missing = [name for name in names if f"`{name}`" not in README]
     assert not missing
+
+
+def test_every_pipeline_setting_is_documented() -> None:
+    from sentinel_runtime.pipeline import config
+
+    missing = [
+        f"{section}.{info.alias or name}"
+        for section, model in config.SECTION_MODELS.items()
+        for name, info in model.model_fields.items()
+        if f"`{info.alias or name}`" not in README
+    ]
+    assert not missing
