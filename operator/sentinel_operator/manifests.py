@@ -233,7 +233,8 @@ def deployment(engine: Engine) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": "runtime",
         "image": engine.image,
-        "args": ["serve", "--host", "0.0.0.0", "--port", str(RUNTIME_PORT)],
+        # A pod serves the user's indexes only: the demo corpus is for a first local run.
+        "args": ["serve", "--host", "0.0.0.0", "--port", str(RUNTIME_PORT), "--no-demo"],
         "ports": [{"name": "http", "containerPort": RUNTIME_PORT, "protocol": "TCP"}],
         "env": _env(engine),
         "volumeMounts": mounts,

@@ -177,3 +177,7 @@ def test_persistent_volume_holds_the_indexes_and_the_audit_log() -> None:
     spec = {**BASE, "storage": {"persistentVolume": {"persistentVolumeClaim": "data"}}}
     assert env_of(manifests.deployment(engine(spec)))["VECTOR_DB_PERSIST_DIR"] == "/mnt/data"
     assert "VECTOR_DB_PERSIST_DIR" not in env_of(manifests.deployment(engine()))
+
+
+def test_pods_never_index_the_demo_corpus() -> None:
+    assert "--no-demo" in container(manifests.deployment(engine()))["args"]
