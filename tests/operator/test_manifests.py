@@ -78,7 +78,7 @@ def test_probes_ports_and_security_context() -> None:
     assert runtime["livenessProbe"]["httpGet"]["path"] == "/health"
     assert runtime["readinessProbe"]["httpGet"]["path"] == "/ready"
     assert runtime["ports"] == [{"name": "http", "containerPort": 5000, "protocol": "TCP"}]
-    assert runtime["args"] == ["serve", "--host", "0.0.0.0", "--port", "5000"]
+    assert runtime["args"] == ["serve", "--host", "0.0.0.0", "--port", "5000", "--no-demo"]
     assert runtime["securityContext"]["readOnlyRootFilesystem"] is True
     assert runtime["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     pod = deployment["spec"]["template"]["spec"]
