@@ -19,6 +19,7 @@ import httpx
 import openai
 import pytest
 
+from sentinel_runtime.pipeline import trace
 from support.configmap import ConfigMapDir
 from support.fake_llm import FakeLLM
 from support.runtime import RuntimeProcess, start_runtime
@@ -251,3 +252,54 @@ def test_kaito_retrieve_honours_the_gate_and_the_evidence_filter(
         json={"index_name": "demo", "query": POISONED, "metadata_filter": {"source": "wiki"}},
     ).json()
     assert {r["metadata"]["source"] for r in only_it["results"]} == {"wiki"}
+
+
+def test_llm_introspection_decides_and_a_malformed_trace_falls_back(
+    tmp_path: Path, fake_llm: FakeLLM, configmap: ConfigMapDir
+) -> None:
+    verdict = {"trace": ""}
+
+    def respond(payload: dict[str, Any], index: int) -> str:
+        system = payload["messages"][0]["content"]
+        if "<Reasoning_step>" in system:  # the introspection request
+            return verdict["trace"]
+        return json.dumps(
+            {"answer": "Within 30 days of purchase.", "citations": [_first_chunk_id(payload)]}
+        )
+
+    fake_llm.responder = respond
+    configmap.write("scanners: []\nintrospection: {backend: llm}\n")
+    runtime = start_runtime(
+        tmp_path,
+        {
+            "LLM_INFERENCE_URL": fake_llm.base_url,
+            "OUTPUT_GUARDRAILS_ENABLED": "true",
+            "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),
+        },
+    )
+    try:
+        client = openai.OpenAI(base_url=f"{runtime.base_url}/v1", api_key="x", max_retries=0)
+        verdict["trace"] = trace.format_trace(
+            ["The user asks about the refund window in their own policy documents."],
+            intent="benign",
+            risk_category="none",
+            severity=0.0,
+            confidence=0.9,
+            retrieval_need="required",
+        )
+        reply = ask(client, BENIGN)
+        intro = reply.model_extra["sentinel"]["introspection"]
+        assert intro["backend"] == "llm" and intro["fallbackReason"] is None
+        assert reply.model_extra["sentinel"]["decision"] == "answer"
+        assert "Reasoning_step" not in (reply.choices[0].message.content or "")
+
+        verdict["trace"] = "Sure! The request looks fine."  # not the trace format
+        reply = ask(client, HARMFUL)
+        intro = reply.model_extra["sentinel"]["introspection"]
+        assert intro["backend"] == "builtin"
+        assert intro["fallbackReason"].startswith("malformed_trace")
+        assert reply.model_extra["sentinel"]["decision"] == "refuse"  # the built-in verdict
+        assert runtime.metric("rag_introspection_fallbacks_total", reason="malformed_trace") == 1
+        assert '"event": "rag_introspection_fallback"' in runtime.logs()
+    finally:
+        runtime.stop()
