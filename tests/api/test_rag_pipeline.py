@@ -171,6 +171,20 @@ def test_answer_validate_and_debug_retrieval(demo: tuple[RuntimeProcess, Path]) 
     assert httpx.post(f"{base}/answer", json={"query": ""}).status_code == 422
 
 
+def _llm_runtime(
+    tmp_path: Path, fake_llm: FakeLLM, configmap: ConfigMapDir, policy: str
+) -> RuntimeProcess:
+    configmap.write(policy)
+    return start_runtime(
+        tmp_path,
+        {
+            "LLM_INFERENCE_URL": fake_llm.base_url,
+            "OUTPUT_GUARDRAILS_ENABLED": "true",
+            "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),
+        },
+    )
+
+
 def _first_chunk_id(payload: dict[str, Any]) -> str:
     system = payload["messages"][0]["content"]
     return re.findall(r"^\[([^\]\n]+#p\d+)\]$", system, re.MULTILINE)[0]
@@ -179,15 +193,7 @@ def _first_chunk_id(payload: dict[str, Any]) -> str:
 def test_llm_answers_are_json_with_citations_and_bad_citations_block(
     tmp_path: Path, fake_llm: FakeLLM, configmap: ConfigMapDir
 ) -> None:
-    configmap.write("scanners: []\n")
-    runtime = start_runtime(
-        tmp_path,
-        {
-            "LLM_INFERENCE_URL": fake_llm.base_url,
-            "OUTPUT_GUARDRAILS_ENABLED": "true",
-            "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),
-        },
-    )
+    runtime = _llm_runtime(tmp_path, fake_llm, configmap, "scanners: []\n")
     try:
         client = openai.OpenAI(base_url=f"{runtime.base_url}/v1", api_key="x", max_retries=0)
         fake_llm.responder = lambda payload, i: json.dumps(
@@ -268,14 +274,8 @@ def test_llm_introspection_decides_and_a_malformed_trace_falls_back(
         )
 
     fake_llm.responder = respond
-    configmap.write("scanners: []\nintrospection: {backend: llm}\n")
-    runtime = start_runtime(
-        tmp_path,
-        {
-            "LLM_INFERENCE_URL": fake_llm.base_url,
-            "OUTPUT_GUARDRAILS_ENABLED": "true",
-            "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),
-        },
+    runtime = _llm_runtime(
+        tmp_path, fake_llm, configmap, "scanners: []\nintrospection: {backend: llm}\n"
     )
     try:
         client = openai.OpenAI(base_url=f"{runtime.base_url}/v1", api_key="x", max_retries=0)

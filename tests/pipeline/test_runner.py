@@ -13,12 +13,10 @@ from sentinel_runtime.index.types import Document
 from sentinel_runtime.pipeline import config, runner
 from sentinel_runtime.pipeline.fallback import fallback_plan
 from sentinel_runtime.pipeline.gate import GateConfig
-from sentinel_runtime.pipeline.types import Introspection, RetrievalPlan
+from sentinel_runtime.pipeline.types import BENIGN_REQUEST, RetrievalPlan
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
-BENIGN = Introspection(
-    intent="benign", risk_category="none", severity=0.0, confidence=0.9, retrieval_need="required"
-)
+BENIGN = BENIGN_REQUEST
 
 
 @pytest.fixture(scope="module")

@@ -30,19 +30,13 @@ from sentinel_runtime.evaluation import datasets
 from sentinel_runtime.evaluation.split import Split, split_of
 from sentinel_runtime.index.types import Chunk, Hit
 from sentinel_runtime.pipeline import evidence
-from sentinel_runtime.pipeline.types import Introspection
+from sentinel_runtime.pipeline.types import BENIGN_REQUEST
 
 TASKS = ("email", "table", "code")
 POSITIONS = ("start", "middle", "end")
 SPLITS: tuple[Split, ...] = ("dev", "holdout")
 SEED = 2023
-BENIGN = Introspection(
-    intent="benign",
-    risk_category="none",
-    severity=0.0,
-    confidence=1.0,
-    retrieval_need="required",
-)
+BENIGN = BENIGN_REQUEST
 _SENTENCE_START = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 

@@ -39,18 +39,12 @@ from sentinel_runtime.index.embedders import HashingEmbedder
 from sentinel_runtime.index.store import IndexStore
 from sentinel_runtime.index.types import Document, Hit
 from sentinel_runtime.pipeline import conflicts, evidence
-from sentinel_runtime.pipeline.types import Conflict, Introspection, RetrievalPlan
+from sentinel_runtime.pipeline.types import BENIGN_REQUEST, Conflict, RetrievalPlan
 
 DATASETS = ("nq", "hotpotqa", "msmarco")
 SPLITS: tuple[Split, ...] = ("dev", "holdout")
 TOP_K = 5
-BENIGN = Introspection(
-    intent="benign",
-    risk_category="none",
-    severity=0.0,
-    confidence=1.0,
-    retrieval_need="required",
-)
+BENIGN = BENIGN_REQUEST
 
 AnswerFn = Callable[[str, Sequence[Hit], Sequence[Conflict]], str]
 

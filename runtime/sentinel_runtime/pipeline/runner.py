@@ -216,31 +216,19 @@ async def complete(
 
     result_quality = quality.retrieval_quality(hits, now, request.freshness_days) if hits else {}
     chosen = decision.decide(state, plan, bundle)
-    if not generate:
-        return PipelineResult(
-            request_id=pre.request_id,
-            prompt=prompt,
-            state=state,
-            plan=plan,
-            answer=dataclasses.replace(NO_ANSWER, decision=chosen),
-            validation=citations.NOT_CHECKED,
-            bundle=bundle,
-            hits=hits,
-            attempts=tuple(attempts),
-            quality=result_quality,
-            timings=timer.timings,
-            retrieval_performed=bool(attempts),
-        )
     rewards: tuple[selection.Reward, ...] = ()
     kept = bundle.kept if bundle is not None else ()
-    with timer.stage("generate"):
-        if chosen == "refuse":
-            answer = refusal.refuse(state)
-        else:
-            answer, rewards = await _generate(prompt.text, kept, chosen, bundle, context)
-    with timer.stage("cite"):
-        answer, validation = _validate(answer, kept, store is not None, config)
-    metrics.PIPELINE_DECISIONS.labels(answer.decision).inc()
+    if not generate:
+        answer, validation = dataclasses.replace(NO_ANSWER, decision=chosen), citations.NOT_CHECKED
+    else:
+        with timer.stage("generate"):
+            if chosen == "refuse":
+                answer = refusal.refuse(state)
+            else:
+                answer, rewards = await _generate(prompt.text, kept, chosen, bundle, context)
+        with timer.stage("cite"):
+            answer, validation = _validate(answer, kept, store is not None, config)
+        metrics.PIPELINE_DECISIONS.labels(answer.decision).inc()
     return PipelineResult(
         request_id=pre.request_id,
         prompt=prompt,

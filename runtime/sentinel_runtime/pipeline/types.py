@@ -41,6 +41,12 @@ class Introspection:
     fallback_reason: str | None = None  # set when the LLM trace was unusable
 
 
+# A plainly benign question's introspection: the state evaluations score documents under.
+BENIGN_REQUEST = Introspection(
+    intent="benign", risk_category="none", severity=0.0, confidence=1.0, retrieval_need="required"
+)
+
+
 @dataclass(frozen=True)
 class RetrievalPlan:
     """Stage 2: what retrieval may do for this prompt."""
