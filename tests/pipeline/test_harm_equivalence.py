@@ -14,6 +14,10 @@ the current code and compare. The corpus:
   adversarial passages, Presidio sentences, the demo corpus, and mixtures of them
   (a document followed by a request, 2,000-character texts, shouted prompts).
 
+Below the verdicts, the same holds pattern by pattern: ``harm_lexicon.Scan``, which tries a
+pattern only where its trigger words start, answers as a search of the whole text would,
+on word salad from the lexicon's own words, awkward spellings and the data sets.
+
 Re-record only for an intended and reviewed change of behaviour, then review the diff:
 
     .venv/bin/python tests/pipeline/test_harm_equivalence.py --record
@@ -24,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -511,6 +516,73 @@ def test_the_synthetic_corpus_reaches_every_rule(recorded: dict[str, Recorded]) 
     assert len(set(synthetic.verdicts)) > 1000
 
 
+# --- the trigger-word index answers as a plain search, pattern by pattern -----------------
+
+# Glued, hyphenated, numbered and look-alike forms, where a trigger word starts mid-word,
+# ends early, or is written with characters that only match it case-insensitively.
+AWKWARD = (
+    "xkill killx kill_er un-kill c-4 c4 e-mail f-bomb 9/11 12-year-old 40g 3 mg 50%",
+    # dotted and dotless i, long s, Kelvin sign, Arabic-Indic and double-struck digits
+    "\u0130ll\u0131c\u0131t KILL\u0130NG \u017fteal \u212aidnap \u0663\u0660 g \U0001d7d8 mg",
+    "na\u00efve caf\u00e9 fianc\u00e9e Ut\u00f8ya \u2018quoted\u2019 \u201cwords\u201d don't it's",
+    "1. Mix it.\n2. Heat it.\n3) Serve.\nStep 4: done",
+    # a word's end: punctuation, a line break, the end of the text
+    "waterproof. fool-proof, plan. plans\nkill\tkill,kill",
+    "waterproof",
+)
+SEPARATORS = (" ", " ", " ", "", "\n", "-", ". ", ", ", "'s ", "\t")
+FILLERS = (
+    *("a", "an", "the", "my", "his", "her", "in", "on", "to", "of", "is", "are", "was"),
+    *("how", "what", "why", "who", "do", ".", "?", "!", ",", "-", "'", "2", "19", "2024"),
+    *("100", "\n", *" ".join(AWKWARD).split()),
+)
+
+
+def word_salad(count: int, seed: int = SEED) -> list[str]:
+    """Texts of words taken from the lexicon's own patterns, with common words, digits,
+    punctuation and the awkward forms above, in random case, order and layout."""
+    sources = " ".join(pattern.pattern for pattern in lexicon.searched())
+    words = sorted(set(re.findall(r"[a-z]{2,}", sources)))
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(count):
+        tokens = [
+            rng.choice(words) if rng.random() < 0.55 else rng.choice(FILLERS)
+            for _ in range(rng.randint(1, 40))
+        ]
+        tokens = [token.upper() if rng.random() < 0.1 else token for token in tokens]
+        texts.append("".join(token + rng.choice(SEPARATORS) for token in tokens).strip())
+    return texts
+
+
+def assert_index_answers_as_search(texts: list[str]) -> None:
+    patterns = lexicon.searched()
+    differ = []
+    for text in texts:
+        scan = lexicon.Scan(text)
+        for number, pattern in enumerate(patterns):
+            if scan.search(pattern) != (pattern.search(text) is not None):
+                differ.append(f"pattern {number} on text {_hash(text, 16)}")
+    assert differ == []
+
+
+def test_the_index_answers_as_a_search_for_every_pattern() -> None:
+    assert_index_answers_as_search(
+        [*AWKWARD, *word_salad(400), *synthetic_texts(200, seed=SEED + 1)]
+    )
+
+
+def test_no_sentence_matches_a_pattern_the_index_rules_out() -> None:
+    texts = [*AWKWARD, *word_salad(300, seed=SEED + 2)]
+    missed = []
+    for text in texts:
+        scan = lexicon.Scan(text)
+        ruled_out = [p for p in lexicon.searched() if not scan.may_match(p)]
+        for sentence in harm._SENTENCES.split(text):
+            missed += [f"{_hash(text, 16)}" for p in ruled_out if p.search(sentence)]
+    assert missed == []
+
+
 @pytest.mark.skipif(
     not datasets_present(datasets.datasets_dir()),
     reason=f"public data sets not found at {datasets.datasets_dir()} (set "
@@ -521,6 +593,15 @@ def test_dataset_verdicts_are_unchanged(group: str, recorded: dict[str, Recorded
     texts = DATASET_GROUPS[group](datasets.datasets_dir())
     assert texts
     assert_unchanged(group, texts, recorded)
+
+
+@pytest.mark.skipif(
+    not datasets_present(datasets.datasets_dir()),
+    reason=f"public data sets not found at {datasets.datasets_dir()}",
+)
+def test_the_index_answers_as_a_search_on_prompts_and_documents() -> None:
+    root = datasets.datasets_dir()
+    assert_index_answers_as_search([*_prompts(root), *_bipia_chunks(root)])
 
 
 if __name__ == "__main__":
