@@ -12,10 +12,17 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.skipif(shutil.which("lint-imports") is None, reason="import-linter not installed")
+# Beside this interpreter first: `make test` runs .venv/bin/python without .venv/bin on PATH.
+LINT_IMPORTS = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which(
+    "lint-imports"
+)
+
+
+@pytest.mark.skipif(LINT_IMPORTS is None, reason="import-linter not installed")
 def test_import_linter_contracts_hold() -> None:
+    assert LINT_IMPORTS is not None
     result = subprocess.run(
-        ["lint-imports", "--config", str(ROOT / "pyproject.toml")],
+        [LINT_IMPORTS, "--config", str(ROOT / "pyproject.toml")],
         cwd=ROOT,
         capture_output=True,
         text=True,
