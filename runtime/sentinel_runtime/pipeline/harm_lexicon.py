@@ -1608,6 +1608,7 @@ def fold(text: str) -> str:
     return folded
 
 
+@functools.cache
 def _is_word(code: int) -> bool:
     return _WORD_CHAR.match(chr(code)) is not None
 
@@ -1781,11 +1782,15 @@ def _cost(triggers: frozenset[str]) -> float:
 
 
 def _shortest(triggers: frozenset[str]) -> frozenset[str]:
-    """Without the triggers that a shorter one already covers ("kill" covers "killing")."""
-    kept: list[str] = []
+    """Without the triggers that a shorter one already covers ("kill" covers "killing" and
+    "kill ", a whole word covers only itself)."""
+    kept: set[str] = set()
+    covering: set[str] = set()
     for trigger in sorted(triggers, key=len):
-        if not any(trigger.startswith(shorter) for shorter in kept):
-            kept.append(trigger)
+        if not any(trigger[:end] in covering for end in range(1, len(trigger) + 1)):
+            kept.add(trigger)
+            if not trigger.endswith(_WHOLE):
+                covering.add(trigger)
     return frozenset(kept)
 
 
@@ -1848,8 +1853,8 @@ def _plan(pattern: re.Pattern[str]) -> _Plan:
         lead = _lead(alternative, word_start=False)
         lead = _shortest(lead) if lead else None
         # What every match holds: its first words, or a rarer word it needs elsewhere
-        # ("in real life": "real", "9-year-old": "year").
-        needed = _required(alternative, False)
+        # ("in real life": "real", "9-year-old": "year"), looked for unless they are rare.
+        needed = None if lead and _cost(lead) < _RARE else _required(alternative, False)
         needed = _shortest(needed) if needed else None
         if lead and (not needed or _cost(needed) * _GUARD_GAIN > _cost(lead)):
             needed = lead
@@ -1951,7 +1956,7 @@ class Scan:
     only when the pattern matches in no sentence (substring) of the text."""
 
     def __init__(self, text: str) -> None:
-        self.index = _index()
+        self.index = index = _index()
         self.text = text
         self.folded: str | None = fold(text)
         self.found: dict[str, list[int]] = {}  # trigger word -> where it starts
@@ -1959,14 +1964,17 @@ class Scan:
         if len(self.folded) != len(text):  # never, by construction; then search everything
             self.folded = None
             return
-        wholes = self.index.wholes
-        for hit in self.index.finder.finditer(self.folded):
+        folded, found, wholes, word_char = self.folded, self.found, index.wholes, _WORD_CHAR.match
+        for hit in index.finder.finditer(folded):
             word = hit[0]
-            if word in wholes and not _WORD_CHAR.match(self.folded, hit.end()):
+            if word in wholes and not word_char(folded, hit.end()):
                 word += _WHOLE
-            self.found.setdefault(word, []).append(hit.start())
-        for word, positions in self.found.items():
-            for key in self.index.starting[word]:
+            if word in found:
+                found[word].append(hit.start())
+            else:
+                found[word] = [hit.start()]
+        for word, positions in found.items():
+            for key in index.starting[word]:
                 self.starts.setdefault(key, []).extend(positions)
 
     def search(self, pattern: re.Pattern[str]) -> bool:
@@ -2021,6 +2029,6 @@ def searched() -> list[re.Pattern[str]]:
 
 @functools.cache
 def _index() -> _Index:
-    """Built on first use rather than at import: reading ~2,000 alternatives takes ~0.3 s,
+    """Built on first use rather than at import: reading ~2,000 alternatives takes ~0.5 s,
     and most importers of the pipeline (the CLI) never judge a text."""
     return _Index(searched())
