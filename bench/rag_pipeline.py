@@ -78,6 +78,8 @@ def run(quick: bool = False) -> str:
         manager.add_documents(INDEX, docs[i : i + index_build.BATCH])
     store = manager.get(INDEX)
 
+    # One query at a time: FAISS's OpenMP threads only add contention on two shared cores.
+    faiss.omp_set_num_threads(1)
     flat = faiss.IndexFlatIP(embedder.dim)
     flat.add(store.snapshot().vectors)
     vectors = embedder.embed(texts)
