@@ -99,6 +99,7 @@ def build_services(settings: Settings) -> Services:
         judge_sections=_judge_sections,
     )
     state.load_initial()
+    runner.warm_up(pipeline_config.for_policy(state.engine.policy if state.engine else None))
     indexes = _indexes(settings)
     if settings.DEMO_CORPUS:
         corpus.load_demo(indexes)

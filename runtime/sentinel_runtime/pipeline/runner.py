@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sentinel_runtime.index.types import Hit, SearchFilter
+from sentinel_runtime.index.types import Chunk, Hit, SearchFilter
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import (
@@ -244,6 +244,18 @@ async def complete(
         rewards=rewards,
         retrieval_performed=bool(attempts),
     )
+
+
+def warm_up(config: PipelineConfig) -> None:
+    """Build what the stages build lazily (the harm judge's index, the evidence scanners),
+    so that the first request does not pay about a second for it."""
+    text = "Warm-up: how do I reset my password? Contact support@example.com."
+    prompt = canonical.canonicalise(text, config.introspection.max_prompt_chars)
+    state = introspection.introspect(prompt, config.introspection)
+    chunk = Chunk(chunk_id="warm-up#p0", doc_id="warm-up", position=0, text=text)
+    hit = Hit(chunk=chunk, score=1.0, similarity=0.5, lexical=0.0, rank=0)
+    plan = RetrievalPlan(action="retrieve", query=text, top_k=1)
+    evidence.filter_evidence([hit], text, state, plan, datetime.now().astimezone(), config.evidence)
 
 
 async def _introspect(prompt: CanonicalPrompt, context: PipelineContext) -> Introspection:
