@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-SENTINEL = shutil.which("sentinel")
+# Beside this interpreter first: `make test` runs .venv/bin/python without .venv/bin on PATH.
+SENTINEL = shutil.which("sentinel", path=str(Path(sys.executable).parent)) or shutil.which(
+    "sentinel"
+)
 pytestmark = pytest.mark.skipif(SENTINEL is None, reason="sentinel console script not installed")
 
 
