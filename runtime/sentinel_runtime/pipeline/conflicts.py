@@ -20,8 +20,10 @@ topic check and the evidence relevance share with the two judgements here.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -131,22 +133,26 @@ def stem(word: str) -> str:
     return word
 
 
-def terms(text: str) -> set[str]:
-    """Content terms of ``text``: lower-cased, stop words dropped, lightly stemmed."""
+@functools.lru_cache(maxsize=32768)
+def terms(text: str) -> frozenset[str]:
+    """Content terms of ``text``: lower-cased, stop words dropped, lightly stemmed.
+
+    Cached: the same chunk is read by relevance, clustering and conflict detection in one
+    request, and popular chunks come back request after request."""
     out = set()
     for raw in _WORD.findall(text.lower()):
         word = raw.strip("'-")
         if (len(word) < 2 and not word.isdigit()) or word in STOPWORDS:
             continue
         out.add(stem(word))
-    return out
+    return frozenset(out)
 
 
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
-def coverage(query_terms: set[str], text_terms: set[str]) -> float:
+def coverage(query_terms: AbstractSet[str], text_terms: AbstractSet[str]) -> float:
     """Share of the query's terms found in the text (0 when the query has none)."""
     return len(query_terms & text_terms) / len(query_terms) if query_terms else 0.0
 
@@ -158,6 +164,7 @@ def _number(token: str) -> str | None:
     return _NUMBER_WORDS.get(lowered)
 
 
+@functools.lru_cache(maxsize=32768)  # the result is shared: callers never mutate it
 def numbers(sentence: str) -> dict[str, set[str]]:
     """Numbers (digits or number words) by slot: the content word they count or follow.
 
@@ -193,6 +200,7 @@ def _by_stem(counted: dict[str, set[str]]) -> dict[str, tuple[str, set[str]]]:
     return merged
 
 
+@functools.lru_cache(maxsize=32768)  # the result is shared: callers never mutate it
 def names(sentence: str) -> set[str]:
     """Capitalised names in a sentence, lower-cased (months left out)."""
     found = set()
@@ -214,11 +222,11 @@ def values(sentence: str) -> set[str]:
     return {v for found in numbers(sentence).values() for v in found} | names(sentence)
 
 
-def _overlap(a: set[str], b: set[str]) -> float:
+def _overlap(a: AbstractSet[str], b: AbstractSet[str]) -> float:
     return len(a & b) / min(len(a), len(b)) if a and b else 0.0
 
 
-def _jaccard(a: set[str], b: set[str]) -> float:
+def _jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
     return len(a & b) / len(a | b) if a or b else 0.0
 
 
@@ -226,7 +234,7 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 class _Claim:
     chunk_id: str
     doc_id: str
-    topic: set[str]  # content terms without the values
+    topic: AbstractSet[str]  # content terms without the values
     numbers: dict[str, tuple[str, set[str]]]  # stemmed slot -> (a surface word, values)
     names: set[str]
 
@@ -344,7 +352,7 @@ def find_clusters(hits: Sequence[Hit], query: str) -> tuple[Cluster, ...]:
         members = set(group)
         for cluster in merged:
             union = cluster | members
-            common = set.intersection(*(echo[i][1] for i in union)) - query_terms
+            common = frozenset.intersection(*(echo[i][1] for i in union)) - query_terms
             if (
                 cluster & members
                 and common
