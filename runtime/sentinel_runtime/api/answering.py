@@ -110,7 +110,7 @@ async def guard(
         }
     else:
         guardrails = {"enabled": False}
-    if result.decision == "block" or (scan is not None and scan.action == "block"):
+    if result.decision == "block":  # citations failed; scanner blocks are set per choice
         for choice in response.get("choices", []):
             choice["finish_reason"] = "content_filter"
     described = report.sentinel(result, index_name=index_name)
