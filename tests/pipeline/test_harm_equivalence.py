@@ -20,20 +20,16 @@ on word salad from the lexicon's own words, awkward spellings and the data sets.
 
 Re-record only for an intended and reviewed change of behaviour, then review the diff:
 
-    .venv/bin/python tests/pipeline/test_harm_equivalence.py --record
+    PYTHONPATH=tests .venv/bin/python tests/pipeline/test_harm_equivalence.py --record
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import re
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -41,16 +37,15 @@ import pytest
 from sentinel_runtime.evaluation import datasets
 from sentinel_runtime.pipeline import canonical, harm
 from sentinel_runtime.pipeline import harm_lexicon as lexicon
+from support import verdict_digest
+from support.verdict_digest import Recorded
 
 DIGEST = Path(__file__).with_name("harm_verdicts.txt")
 DATASET_FOLDERS = ("harmbench", "xstest", "bipia", "poisonedrag", "presidio")
-REPO = Path(__file__).resolve().parents[2]
 JUDGE_FILES = (
     "runtime/sentinel_runtime/pipeline/harm.py",
     "runtime/sentinel_runtime/pipeline/harm_lexicon.py",
 )
-DEMO_CORPUS = Path(harm.__file__).resolve().parents[1] / "demo" / "corpus.jsonl"
-CHUNK_CHARS = 500
 SYNTHETIC_TEXTS = 4000
 SEED = 20261122
 VERDICT_CHARS = 6  # a changed verdict goes unnoticed with odds of 1 in 16 million
@@ -245,15 +240,7 @@ SENTENCES = (
     "What should the recipe say: 2 cups of flour, 3 tbsp of sugar, 50% cocoa?",
 )
 DECORATIONS = (
-    lambda text: text,
-    str.upper,
-    str.lower,
-    str.title,
-    lambda text: text.replace("'", "\u2019").replace('"', "\u201c"),
-    lambda text: text.replace(" ", "\u00a0"),
-    lambda text: text.replace("s", "\u017f"),  # long s: case-insensitively an "s"
-    lambda text: text.replace("i", "\u0131").replace("I", "\u0130"),  # Turkish i's
-    lambda text: text.replace("k", "\u212a"),  # Kelvin sign: case-insensitively a "k"
+    *verdict_digest.VARIANTS,
     lambda text: text.replace(" ", "\n"),
     lambda text: text.replace(" ", "_"),
     lambda text: f"x{text}x",
@@ -287,18 +274,6 @@ def synthetic_texts(count: int = SYNTHETIC_TEXTS, seed: int = SEED) -> list[str]
 # --- the data set corpus ---------------------------------------------------------------
 
 
-def chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
-    """Pieces of about ``size`` characters, cut at a space, as a retriever would index them."""
-    pieces = []
-    text = text.strip()
-    while len(text) > size:
-        cut = text.rfind(" ", size // 2, size)
-        cut = size if cut < 0 else cut
-        pieces.append(text[:cut])
-        text = text[cut:].lstrip()
-    return [*pieces, text] if text else pieces
-
-
 def _prompts(root: Path) -> list[str]:
     rows = [
         *datasets.load_harmbench(root),
@@ -324,7 +299,7 @@ def _bipia_contexts(root: Path) -> list[str]:
 
 
 def _bipia_chunks(root: Path) -> list[str]:
-    return [piece for context in _bipia_contexts(root) for piece in chunks(context)]
+    return [piece for context in _bipia_contexts(root) for piece in verdict_digest.chunks(context)]
 
 
 def _bipia_attacks_and_questions(root: Path) -> list[str]:
@@ -346,15 +321,8 @@ def _poisonedrag(root: Path) -> list[str]:
     return texts
 
 
-def _presidio(root: Path) -> list[str]:
-    rows = json.loads((root / "presidio" / "synth_dataset_v2.json").read_text("utf-8"))
-    return [row["full_text"] for row in rows]
-
-
 def _demo(_root: Path) -> list[str]:
-    lines = DEMO_CORPUS.read_text(encoding="utf-8").splitlines()
-    texts = [json.loads(line)["text"] for line in lines if line.strip()]
-    return [*texts, "\n\n".join(texts), *chunks("\n\n".join(texts))]
+    return verdict_digest.demo_texts()
 
 
 def _mixtures(root: Path) -> list[str]:
@@ -362,7 +330,7 @@ def _mixtures(root: Path) -> list[str]:
     2,000-character documents, and prompts in capitals."""
     prompts = _prompts(root)
     documents = _bipia_chunks(root)
-    sentences = _presidio(root) + _poisonedrag(root)
+    sentences = verdict_digest.presidio_sentences(root) + _poisonedrag(root)
     texts = [f"{doc}\n\n{prompts[n * 7 % len(prompts)]}" for n, doc in enumerate(documents)]
     texts += ["\n".join(documents[n : n + 4]) for n in range(0, len(documents) - 4, 4)]
     long_text = " ".join(sentences)
@@ -378,7 +346,7 @@ DATASET_GROUPS: dict[str, Callable[[Path], list[str]]] = {
     "bipia-chunks": _bipia_chunks,
     "bipia-attacks-questions": _bipia_attacks_and_questions,
     "poisonedrag": _poisonedrag,
-    "presidio": _presidio,
+    "presidio": verdict_digest.presidio_sentences,
     "demo": _demo,
     "mixtures": _mixtures,
 }
@@ -393,37 +361,16 @@ def verdict(assessment: harm.HarmAssessment) -> str:
     return f"{assessment.category} {round(assessment.severity, 6)!r} {flag} {signals}"
 
 
-def _hash(text: str, chars: int) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:chars]
-
-
-def corpus_key(texts: list[str]) -> str:
-    """Which texts, in which order: a changed data set or generator shows up here."""
-    return _hash("\n".join(_hash(text, 16) for text in texts), 16)
-
-
 def verdict_key(found: str) -> str:
-    return _hash(found, VERDICT_CHARS)
+    return verdict_digest.sha(found, VERDICT_CHARS)
 
 
-@dataclass(frozen=True)
-class Recorded:
-    texts: int
-    corpus: str
-    verdicts: tuple[str, ...]  # verdict_key of each text, in corpus order
-    counts: dict[str, int]  # categories and signals, for reading the diff of a re-record
+def text_key(text: str) -> str:
+    return verdict_digest.sha(text, 16)
 
 
-def read_digest(path: Path = DIGEST) -> dict[str, Recorded]:
-    groups: dict[str, Recorded] = {}
-    for block in path.read_text(encoding="utf-8").split("\ngroup ")[1:]:
-        head, *lines = block.splitlines()
-        name, texts, corpus = head.split(" ")
-        rows = [line.split(" ") for line in lines]
-        counts = {row[1]: int(row[2]) for row in rows if row[0] == "count"}
-        verdicts = tuple(key for row in rows if row[0] == "verdicts" for key in row[1:])
-        groups[name] = Recorded(int(texts), corpus, verdicts, counts)
-    return groups
+def _judged(text: str) -> str:
+    return verdict(harm.assess_harm(text))
 
 
 def _counts(found: list[str]) -> dict[str, int]:
@@ -432,31 +379,32 @@ def _counts(found: list[str]) -> dict[str, int]:
     return dict(sorted(codes.items()))
 
 
-def _recorded_from() -> str:
-    """The last commit of the judge's modules, and whether the tree has changed them since."""
-
-    def git(*args: str) -> str:
-        command = ["git", "-C", str(REPO), *args, "--", *JUDGE_FILES]
-        return subprocess.run(command, capture_output=True, text=True, check=False).stdout.strip()
-
-    edited = " with uncommitted changes" if git("status", "--porcelain") else ""
-    return f"commit {git('log', '-1', '--format=%h') or '(unknown)'}{edited}"
+JUDGE = verdict_digest.Judge(
+    digest=DIGEST, verdict=_judged, key=text_key, counts=_counts, kept=verdict_key
+)
 
 
-def write_digest(groups: dict[str, list[str]], path: Path = DIGEST) -> None:
-    lines = [
+def _verdict_keys(rows: list[tuple[str, str]]) -> tuple[str, ...]:
+    return tuple(key for kind, rest in rows if kind == "verdicts" for key in rest.split(" "))
+
+
+def _verdict_lines(found: list[str]) -> list[str]:
+    keys = [verdict_key(line) for line in found]
+    return [" ".join(["verdicts", *keys[n : n + 12]]) for n in range(0, len(keys), 12)]
+
+
+def header() -> list[str]:
+    source = verdict_digest.recorded_from(JUDGE_FILES)
+    return [
         "# harm.assess_harm verdicts, recorded by test_harm_equivalence.py --record from",
-        f"# harm.py and harm_lexicon.py at {_recorded_from()}. Per group: how many texts and",
+        f"# harm.py and harm_lexicon.py at {source}. Per group: how many texts and",
         "# a key of which texts (never the texts), counts of categories and signals, then each",
         f"# text's verdict as sha256(verdict)[:{VERDICT_CHARS}] in corpus order.",
     ]
-    for name, texts in groups.items():
-        found = [verdict(harm.assess_harm(text)) for text in texts]
-        lines.append(f"group {name} {len(texts)} {corpus_key(texts)}")
-        lines += [f"count {code} {number}" for code, number in _counts(found).items()]
-        keys = [verdict_key(line) for line in found]
-        lines += [" ".join(["verdicts", *keys[n : n + 12]]) for n in range(0, len(keys), 12)]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def record(groups: dict[str, list[str]]) -> None:
+    verdict_digest.write_digest(JUDGE, header(), groups, _verdict_lines)
 
 
 def corpus(root: Path) -> dict[str, list[str]]:
@@ -466,37 +414,20 @@ def corpus(root: Path) -> dict[str, list[str]]:
     }
 
 
-def datasets_present(root: Path) -> bool:
-    return all((root / folder).is_dir() for folder in DATASET_FOLDERS)
-
+NEEDS_DATASETS = verdict_digest.needs_datasets(DATASET_FOLDERS, "the synthetic corpus still runs")
 
 # --- the tests -----------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def recorded() -> dict[str, Recorded]:
-    return read_digest()
-
-
-def assert_unchanged(group: str, texts: list[str], recorded: dict[str, Recorded]) -> None:
-    before = recorded[group]
-    assert (len(texts), corpus_key(texts)) == (before.texts, before.corpus), (
-        f"the {group} corpus is not the one harm_verdicts.txt was recorded on"
-    )
-    changed = []
-    for number, (text, key) in enumerate(zip(texts, before.verdicts, strict=True)):
-        now = verdict(harm.assess_harm(text))
-        if verdict_key(now) != key:
-            changed.append(f"{group} #{number} (text {_hash(text, 16)}): now {now!r}")
-    assert not changed, f"{len(changed)} of {len(texts)} verdicts changed:\n" + "\n".join(
-        changed[:25]
-    )
+    return verdict_digest.read_digest(DIGEST, _verdict_keys)
 
 
 def test_synthetic_verdicts_are_unchanged(recorded: dict[str, Recorded]) -> None:
     texts = synthetic_texts()
     assert len(set(texts)) > SYNTHETIC_TEXTS * 0.95
-    assert_unchanged("synthetic", texts, recorded)
+    verdict_digest.assert_unchanged(JUDGE, "synthetic", texts, recorded)
 
 
 def test_the_synthetic_corpus_reaches_every_rule(recorded: dict[str, Recorded]) -> None:
@@ -562,7 +493,7 @@ def assert_index_answers_as_search(texts: list[str]) -> None:
         scan = lexicon.Scan(text)
         for number, pattern in enumerate(patterns):
             if scan.search(pattern) != (pattern.search(text) is not None):
-                differ.append(f"pattern {number} on text {_hash(text, 16)}")
+                differ.append(f"pattern {number} on text {text_key(text)}")
     assert differ == []
 
 
@@ -579,36 +510,23 @@ def test_no_sentence_matches_a_pattern_the_index_rules_out() -> None:
         scan = lexicon.Scan(text)
         ruled_out = [p for p in lexicon.searched() if not scan.may_match(p)]
         for sentence in harm._SENTENCES.split(text):
-            missed += [f"{_hash(text, 16)}" for p in ruled_out if p.search(sentence)]
+            missed += [text_key(text) for p in ruled_out if p.search(sentence)]
     assert missed == []
 
 
-@pytest.mark.skipif(
-    not datasets_present(datasets.datasets_dir()),
-    reason=f"public data sets not found at {datasets.datasets_dir()} (set "
-    f"{datasets.ENV_VAR}); the synthetic corpus still runs",
-)
+@NEEDS_DATASETS
 @pytest.mark.parametrize("group", [pytest.param(name, id=name) for name in DATASET_GROUPS])
 def test_dataset_verdicts_are_unchanged(group: str, recorded: dict[str, Recorded]) -> None:
     texts = DATASET_GROUPS[group](datasets.datasets_dir())
     assert texts
-    assert_unchanged(group, texts, recorded)
+    verdict_digest.assert_unchanged(JUDGE, group, texts, recorded)
 
 
-@pytest.mark.skipif(
-    not datasets_present(datasets.datasets_dir()),
-    reason=f"public data sets not found at {datasets.datasets_dir()}",
-)
+@NEEDS_DATASETS
 def test_the_index_answers_as_a_search_on_prompts_and_documents() -> None:
     root = datasets.datasets_dir()
     assert_index_answers_as_search([*_prompts(root), *_bipia_chunks(root)])
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["--record"]:
-        sys.exit(__doc__)
-    if not datasets_present(datasets.datasets_dir()):
-        sys.exit(f"the public data sets are needed to record: {datasets.datasets_dir()}")
-    groups = corpus(datasets.datasets_dir())
-    write_digest(groups)
-    print(f"recorded {sum(map(len, groups.values()))} verdicts in {len(groups)} groups")
+    verdict_digest.record_command(__doc__, DATASET_FOLDERS, corpus, record)

@@ -20,21 +20,16 @@ code and compare. The corpus:
 
 Re-record only for an intended and reviewed change of behaviour, then review the diff:
 
-    .venv/bin/python tests/pipeline/test_injection_equivalence.py --record
+    PYTHONPATH=tests .venv/bin/python tests/pipeline/test_injection_equivalence.py --record
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import itertools
-import json
 import random
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -42,15 +37,15 @@ import pytest
 from sentinel_runtime.evaluation import datasets
 from sentinel_runtime.evaluation import injection as bipia
 from sentinel_runtime.pipeline import injection
+from support import verdict_digest
+from support.verdict_digest import Recorded
 
 DIGEST = Path(__file__).with_name("injection_verdicts.txt")
-REPO = Path(__file__).resolve().parents[2]
+DATASET_FOLDERS = ("bipia", "presidio")
 JUDGE_FILES = (
     "runtime/sentinel_runtime/pipeline/injection.py",
     "runtime/sentinel_runtime/pipeline/injection_lexicon.py",
 )
-DEMO_CORPUS = REPO / "runtime" / "sentinel_runtime" / "demo" / "corpus.jsonl"
-CHUNK_CHARS = 500
 SYNTHETIC_PAIRS = 6000
 SEED = 20261122
 RUNS_PER_LINE = 20
@@ -222,15 +217,7 @@ QUERIES = (
 )
 INVISIBLES = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u202e")
 DECORATIONS: tuple[Callable[[str], str], ...] = (
-    lambda text: text,
-    str.upper,
-    str.lower,
-    str.title,
-    lambda text: text.replace("'", "\u2019").replace('"', "\u201c"),
-    lambda text: text.replace(" ", "\u00a0"),
-    lambda text: text.replace("s", "\u017f"),  # long s: NFKC and case-insensitively an "s"
-    lambda text: text.replace("i", "\u0131").replace("I", "\u0130"),  # Turkish i's
-    lambda text: text.replace("k", "\u212a"),  # Kelvin sign: case-insensitively a "k"
+    *verdict_digest.VARIANTS,
     lambda text: text.replace("o", "\uff4f"),  # fullwidth o: NFKC makes it an "o"
     lambda text: text.replace("fi", "\ufb01"),  # ligature: NFKC splits it
     lambda text: text.replace(" ", "\u200b "),  # invisible characters, many
@@ -301,18 +288,6 @@ def synthetic_pairs(count: int = SYNTHETIC_PAIRS, seed: int = SEED) -> list[Pair
 # --- the data set corpus ---------------------------------------------------------------
 
 
-def chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
-    """Pieces of about ``size`` characters, cut at a space, as a retriever would index them."""
-    pieces = []
-    text = text.strip()
-    while len(text) > size:
-        cut = text.rfind(" ", size // 2, size)
-        cut = size if cut < 0 else cut
-        pieces.append(text[:cut])
-        text = text[cut:].lstrip()
-    return [*pieces, text] if text else pieces
-
-
 def _unique(pairs: Iterable[Pair]) -> list[Pair]:
     return list(dict.fromkeys(pairs))
 
@@ -326,7 +301,7 @@ def _bipia_clean(root: Path) -> list[Pair]:
     contexts = bipia.load_contexts(root)
     pairs = [(c.text, query) for c in contexts for query in (c.query, "")]
     for number, context in enumerate(contexts):
-        for piece in chunks(context.text):
+        for piece in verdict_digest.chunks(context.text):
             pairs += [(piece, context.query), (piece, ""), (piece, _other_query(contexts, number))]
     return _unique(pairs)
 
@@ -349,7 +324,7 @@ def _bipia_injected_chunks(root: Path) -> list[Pair]:
     pairs = []
     for task in bipia.TASKS:
         for sample in _injected(root, task):
-            pairs += [(piece, sample.query) for piece in chunks(sample.text)]
+            pairs += [(piece, sample.query) for piece in verdict_digest.chunks(sample.text)]
     return _unique(pairs)
 
 
@@ -371,13 +346,8 @@ def _bipia_attacks(root: Path) -> list[Pair]:
     )
 
 
-def _presidio_sentences(root: Path) -> list[str]:
-    rows = json.loads((root / "presidio" / "synth_dataset_v2.json").read_text("utf-8"))
-    return [row["full_text"] for row in rows]
-
-
 def _presidio(root: Path) -> list[Pair]:
-    sentences = _presidio_sentences(root)
+    sentences = verdict_digest.presidio_sentences(root)
     pairs = [(s, query) for n, s in enumerate(sentences) for query in ("", QUERIES[n % 10])]
     long_text = " ".join(sentences)
     pairs += [(long_text[start : start + 2000], "") for start in range(0, len(long_text), 2000)]
@@ -385,10 +355,7 @@ def _presidio(root: Path) -> list[Pair]:
 
 
 def _demo() -> list[Pair]:
-    lines = DEMO_CORPUS.read_text(encoding="utf-8").splitlines()
-    texts = [json.loads(line)["text"] for line in lines if line.strip()]
-    texts += ["\n\n".join(texts), *chunks("\n\n".join(texts))]
-    return _unique((text, query) for text in texts for query in QUERIES[1:6])
+    return _unique((text, query) for text in verdict_digest.demo_texts() for query in QUERIES[1:6])
 
 
 DATASET_GROUPS: dict[str, Callable[[Path], list[Pair]]] = {
@@ -414,18 +381,13 @@ def verdict(assessment: injection.InjectionAssessment) -> str:
     return f"{assessment.score!r} {','.join(assessment.reasons) or '-'}"
 
 
-def _hash(data: str, chars: int) -> str:
-    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()[:chars]
-
-
 def pair_key(pair: Pair) -> str:
     text, query = pair
-    return _hash(f"{_hash(text, 64)} {_hash(query, 64)}", 16)
+    return verdict_digest.sha(f"{verdict_digest.sha(text, 64)} {verdict_digest.sha(query, 64)}", 16)
 
 
-def corpus_key(pairs: list[Pair]) -> str:
-    """Which pairs, in which order: a changed data set or generator shows up here."""
-    return _hash("\n".join(pair_key(pair) for pair in pairs), 16)
+def _judged(pair: Pair) -> str:
+    return verdict(injection.assess_injection(*pair))
 
 
 def _runs(indices: list[str]) -> list[str]:
@@ -445,35 +407,40 @@ def _expand(runs: list[str]) -> list[str]:
     return indices
 
 
-@dataclass(frozen=True)
-class Recorded:
-    pairs: int
-    corpus: str
-    verdicts: tuple[str, ...]  # each pair's verdict, in corpus order
-    counts: dict[str, int]  # reasons and detections, for reading the diff of a re-record
-
-
-def read_digest(path: Path = DIGEST) -> dict[str, Recorded]:
+def _verdict_reader() -> verdict_digest.VerdictReader:
+    """Reads the verdict table ('verdict <index> <verdict>') and each group's indices into it
+    ('v' lines); the table grows group after group, so one reader reads one digest."""
     table: dict[str, str] = {}
-    groups: dict[str, Recorded] = {}
-    for block in path.read_text(encoding="utf-8").split("\ngroup ")[1:]:
-        head, *lines = block.splitlines()
-        name, pairs, corpus = head.split(" ")
-        counts: dict[str, int] = {}
+
+    def verdicts(rows: list[tuple[str, str]]) -> tuple[str, ...]:
         indices: list[str] = []
-        for line in lines:
-            kind, rest = line.split(" ", 1)
+        for kind, rest in rows:
             if kind == "verdict":
                 index, found = rest.split(" ", 1)
                 table[index] = found
-            elif kind == "count":
-                code, number = rest.split(" ")
-                counts[code] = int(number)
             elif kind == "v":
                 indices += _expand(rest.split(" "))
-        verdicts = tuple(table[index] for index in indices)
-        groups[name] = Recorded(int(pairs), corpus, verdicts, counts)
-    return groups
+        return tuple(table[index] for index in indices)
+
+    return verdicts
+
+
+def _verdict_writer() -> Callable[[list[str]], list[str]]:
+    """Writes a group's new table entries, then its indices as runs; the table is shared by
+    the groups, so one writer writes one digest."""
+    table: dict[str, str] = {}
+
+    def verdict_lines(found: list[str]) -> list[str]:
+        lines = []
+        for line in dict.fromkeys(found):
+            if line not in table:
+                table[line] = f"{len(table):x}"
+                lines.append(f"verdict {table[line]} {line}")
+        runs = _runs([table[line] for line in found])
+        step = RUNS_PER_LINE
+        return lines + ["v " + " ".join(runs[n : n + step]) for n in range(0, len(runs), step)]
+
+    return verdict_lines
 
 
 def _counts(found: list[str]) -> dict[str, int]:
@@ -484,38 +451,22 @@ def _counts(found: list[str]) -> dict[str, int]:
     return dict(sorted(codes.items()))
 
 
-def _recorded_from() -> str:
-    """The last commit of the judge's modules, and whether the tree has changed them since."""
-
-    def git(*args: str) -> str:
-        command = ["git", "-C", str(REPO), *args, "--", *JUDGE_FILES]
-        return subprocess.run(command, capture_output=True, text=True, check=False).stdout.strip()
-
-    edited = " with uncommitted changes" if git("status", "--porcelain") else ""
-    return f"commit {git('log', '-1', '--format=%h') or '(unknown)'}{edited}"
+JUDGE = verdict_digest.Judge(digest=DIGEST, verdict=_judged, key=pair_key, counts=_counts)
 
 
-def write_digest(groups: dict[str, list[Pair]], path: Path = DIGEST) -> None:
-    lines = [
+def header() -> list[str]:
+    source = verdict_digest.recorded_from(JUDGE_FILES)
+    return [
         "# injection.assess_injection verdicts, recorded by test_injection_equivalence.py",
-        f"# --record from injection.py at {_recorded_from()}. Per group: how many",
+        f"# --record from injection.py at {source}. Per group: how many",
         "# (text, query) pairs and a key of which pairs (never the texts), counts of reasons",
         "# and detections, new entries of the verdict table ('verdict <index> <score>",
         "# <reasons>'), then each pair's verdict as its index, in order ('i*3': three in a row).",
     ]
-    table: dict[str, str] = {}
-    for name, pairs in groups.items():
-        found = [verdict(injection.assess_injection(text, query)) for text, query in pairs]
-        lines.append(f"group {name} {len(pairs)} {corpus_key(pairs)}")
-        lines += [f"count {code} {number}" for code, number in _counts(found).items()]
-        for line in dict.fromkeys(found):
-            if line not in table:
-                table[line] = f"{len(table):x}"
-                lines.append(f"verdict {table[line]} {line}")
-        runs = _runs([table[line] for line in found])
-        step = RUNS_PER_LINE
-        lines += ["v " + " ".join(runs[n : n + step]) for n in range(0, len(runs), step)]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def record(groups: dict[str, list[Pair]]) -> None:
+    verdict_digest.write_digest(JUDGE, header(), groups, _verdict_writer())
 
 
 def corpus(root: Path) -> dict[str, list[Pair]]:
@@ -525,38 +476,19 @@ def corpus(root: Path) -> dict[str, list[Pair]]:
     }
 
 
-def datasets_present(root: Path) -> bool:
-    return (root / "bipia").is_dir() and (root / "presidio").is_dir()
-
-
 # --- the tests -----------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def recorded() -> dict[str, Recorded]:
-    return read_digest()
-
-
-def assert_unchanged(group: str, pairs: list[Pair], recorded: dict[str, Recorded]) -> None:
-    before = recorded[group]
-    assert (len(pairs), corpus_key(pairs)) == (before.pairs, before.corpus), (
-        f"the {group} corpus is not the one injection_verdicts.txt was recorded on"
-    )
-    changed = []
-    for number, (pair, was) in enumerate(zip(pairs, before.verdicts, strict=True)):
-        now = verdict(injection.assess_injection(*pair))
-        if now != was:
-            changed.append(f"{group} #{number} (pair {pair_key(pair)}): {was!r} -> {now!r}")
-    assert not changed, f"{len(changed)} of {len(pairs)} verdicts changed:\n" + "\n".join(
-        changed[:25]
-    )
+    return verdict_digest.read_digest(DIGEST, _verdict_reader())
 
 
 @pytest.mark.parametrize("group", [pytest.param(name, id=name) for name in LOCAL_GROUPS])
 def test_local_verdicts_are_unchanged(group: str, recorded: dict[str, Recorded]) -> None:
     pairs = LOCAL_GROUPS[group]()
     assert len(set(pairs)) > len(pairs) * 0.9
-    assert_unchanged(group, pairs, recorded)
+    verdict_digest.assert_unchanged(JUDGE, group, pairs, recorded)
 
 
 def test_the_synthetic_corpus_reaches_every_cue(recorded: dict[str, Recorded]) -> None:
@@ -571,28 +503,20 @@ def test_the_synthetic_corpus_reaches_every_cue(recorded: dict[str, Recorded]) -
     }
     assert sorted(expected - reasons) == []
     # Both outcomes, and many shades between: a judge returning CLEAN would not pass.
-    assert 0.3 * synthetic.pairs < synthetic.counts["detected"] < 0.9 * synthetic.pairs
-    assert synthetic.verdicts.count("0.0 -") > 0.05 * synthetic.pairs
+    assert 0.3 * synthetic.judged < synthetic.counts["detected"] < 0.9 * synthetic.judged
+    assert synthetic.verdicts.count("0.0 -") > 0.05 * synthetic.judged
     assert len(set(synthetic.verdicts)) > 300
 
 
-@pytest.mark.skipif(
-    not datasets_present(datasets.datasets_dir()),
-    reason=f"public data sets not found at {datasets.datasets_dir()} (set "
-    f"{datasets.ENV_VAR}); the synthetic corpus and the demo corpus still run",
+@verdict_digest.needs_datasets(
+    DATASET_FOLDERS, "the synthetic corpus and the demo corpus still run"
 )
 @pytest.mark.parametrize("group", [pytest.param(name, id=name) for name in DATASET_GROUPS])
 def test_dataset_verdicts_are_unchanged(group: str, recorded: dict[str, Recorded]) -> None:
     pairs = DATASET_GROUPS[group](datasets.datasets_dir())
     assert pairs
-    assert_unchanged(group, pairs, recorded)
+    verdict_digest.assert_unchanged(JUDGE, group, pairs, recorded)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["--record"]:
-        sys.exit(__doc__)
-    if not datasets_present(datasets.datasets_dir()):
-        sys.exit(f"the public data sets are needed to record: {datasets.datasets_dir()}")
-    groups = corpus(datasets.datasets_dir())
-    write_digest(groups)
-    print(f"recorded {sum(map(len, groups.values()))} verdicts in {len(groups)} groups")
+    verdict_digest.record_command(__doc__, DATASET_FOLDERS, corpus, record)
