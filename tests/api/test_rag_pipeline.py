@@ -234,6 +234,8 @@ def test_llm_answers_are_json_with_citations_and_bad_citations_block(
             time.sleep(0.1)
         sentinel = reply.model_extra["sentinel"]
         assert sentinel["gate"]["topK"] == 2 and len(sentinel["bestOfN"]) == 3
+        active = client.get("/guardrails/policy", cast_to=object)["pipeline"]
+        assert active["generation"]["bestOfN"] == 3 and active["gate"]["topK"] == 2
         assert sentinel["decision"] == "answer"
         assert reply.choices[0].message.content == "Refunds: within 30 days of purchase."
         assert fake_llm.requests[-1]["json"]["n"] == 3

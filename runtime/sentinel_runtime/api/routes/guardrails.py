@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from sentinel_runtime.api.deps import ServicesDep
 from sentinel_runtime.api.protocol import ScanRequest, ScanResponse
 from sentinel_runtime.guardrails.engine import FAILURE_DETAIL, OutputGuardrailsError
+from sentinel_runtime.pipeline import config as pipeline_config
 
 router = APIRouter(prefix="/v1/guardrails", tags=["guardrails"])
 
@@ -28,6 +29,7 @@ async def active_policy(services: ServicesDep) -> dict[str, Any]:
             else None,
         }
     policy = engine.policy
+    pipeline = pipeline_config.for_policy(policy)
     return {
         "enabled": True,
         "active": True,
@@ -38,7 +40,10 @@ async def active_policy(services: ServicesDep) -> dict[str, Any]:
         "blockMessage": policy.block_message,
         "scanners": [active.spec.describe() for active in engine.scanners],
         "skipped": [skipped.describe() for skipped in engine.skipped],
-        "diagnostics": [{"event": d.event, **d.fields} for d in policy.diagnostics],
+        "diagnostics": [
+            {"event": d.event, **d.fields} for d in (*policy.diagnostics, *pipeline.diagnostics)
+        ],
+        "pipeline": pipeline.describe(),  # the sections in force, defaults included
     }
 
 
