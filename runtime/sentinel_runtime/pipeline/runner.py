@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sentinel_runtime.index.types import Chunk, Hit, SearchFilter
 from sentinel_runtime.observability import events, metrics
@@ -51,13 +51,10 @@ logger = logging.getLogger(__name__)
 ChatFn = Callable[[list[dict[str, str]], int], Awaitable[list[str]]]
 
 
-class Searchable:
-    """What the runner needs of an index (``index.store.IndexStore`` satisfies it)."""
+class Searchable(Protocol):
+    """What the runner needs of an index: ``index.store.IndexStore`` (and any later store)."""
 
-    def search(
-        self, query: str, top_k: int, flt: SearchFilter | None = None
-    ) -> list[Hit]:  # pragma: no cover - protocol
-        raise NotImplementedError
+    def search(self, query: str, top_k: int = 5, flt: SearchFilter | None = None) -> list[Hit]: ...
 
 
 NO_ANSWER = Answer(decision="answer", text="", generator="none")
@@ -75,7 +72,7 @@ class PipelineRequest:
 @dataclass
 class PipelineContext:
     config: PipelineConfig
-    store: Any | None = None  # an IndexStore, or None when the request names no index
+    store: Searchable | None = None  # None when the request names no index
     chat: ChatFn | None = None
     now: datetime | None = None
 
@@ -285,7 +282,7 @@ def _reason_label(reason: str) -> str:
 
 
 def _retrieve_and_filter(
-    store: Any,
+    store: Searchable,
     plan: RetrievalPlan,
     *,
     state: Introspection,
