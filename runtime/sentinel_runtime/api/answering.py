@@ -9,8 +9,6 @@ route and ``POST /answer`` both call :func:`answer_question`; chat without an in
 from __future__ import annotations
 
 import logging
-import time
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +19,7 @@ from sentinel_runtime.api.services import Services
 from sentinel_runtime.guardrails.chat import guard_chat_completion
 from sentinel_runtime.guardrails.engine import GuardrailsEngine, ScanOutcome
 from sentinel_runtime.index import manager as index_manager
+from sentinel_runtime.llm import embedded
 from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import config as pipeline_config
@@ -57,23 +56,6 @@ def context_for(
         store=store,
         chat=services.chat,
     )
-
-
-def completion(text: str, *, model: str, finish_reason: str = "stop") -> dict[str, Any]:
-    return {
-        "id": f"chatcmpl-{uuid.uuid4().hex}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": finish_reason,
-            }
-        ],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-    }
 
 
 @dataclass
@@ -183,7 +165,9 @@ async def answer_question(
     context = context_for(services, engine, index_name)
     request = runner.PipelineRequest(query, index_name, top_k=top_k, freshness_days=freshness_days)
     result = await runner.run(request, context)
-    response = completion(result.answer.text, model=model or services.generator.default_model)
+    response = embedded.completion(
+        result.answer.text, model=model or services.generator.default_model
+    )
     return await guard(services, engine, result, response, index_name=index_name, endpoint=endpoint)
 
 

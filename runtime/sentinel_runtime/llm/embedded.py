@@ -2,8 +2,8 @@
 
 It is not a language model: it answers with the text of the last user message, so that
 the runtime works with no model at all and the output guardrails can be seen at work (a
-secret typed in comes back redacted). The RAG pipeline replaces it with an extractive,
-retrieval-grounded generator.
+secret typed in comes back redacted). Questions asked with an ``index_name`` are answered
+by the pipeline's extractive generator instead (``pipeline.generation``).
 """
 
 from __future__ import annotations
@@ -28,6 +28,24 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
+def completion(text: str, *, model: str) -> dict[str, Any]:
+    """An OpenAI ``chat.completion`` with one assistant message (tokens are not counted)."""
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
+
+
 class EmbeddedGenerator:
     default_model = MODEL_NAME
 
@@ -36,21 +54,7 @@ class EmbeddedGenerator:
 
     async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
         user_turns = [m for m in body.get("messages", []) if m.get("role") == "user"]
-        answer = message_text(user_turns[-1]) if user_turns else ""
-        return {
-            "id": f"chatcmpl-{uuid.uuid4().hex}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": MODEL_NAME,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": answer},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-        }
+        return completion(message_text(user_turns[-1]) if user_turns else "", model=MODEL_NAME)
 
     async def models(self) -> dict[str, Any]:
         return {

@@ -15,6 +15,7 @@ from sentinel_runtime.api.protocol import ChatCompletionRequest
 from sentinel_runtime.api.services import Services
 from sentinel_runtime.guardrails.engine import FAILURE_DETAIL, OutputGuardrailsError
 from sentinel_runtime.guardrails.scanners.token_limit import offline_encoding
+from sentinel_runtime.llm import embedded
 from sentinel_runtime.llm.embedded import message_text
 from sentinel_runtime.llm.upstream import UpstreamError
 from sentinel_runtime.observability import events, metrics
@@ -72,7 +73,7 @@ async def _answer(request: ChatCompletionRequest, services: Services) -> dict[st
     pre, context, refused = await answering.preflight(services, engine, query)
     if refused:
         result = await runner.complete(pre, runner.PipelineRequest(query), context)
-        response = answering.completion(
+        response = embedded.completion(
             result.answer.text, model=request.model or services.generator.default_model
         )
     else:
