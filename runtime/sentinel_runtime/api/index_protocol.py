@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from sentinel_runtime.index import store
 from sentinel_runtime.index.types import Document, Hit
+from sentinel_runtime.pipeline import report
 
 MAX_DOCUMENTS = 10_000
 MAX_QUERY_CHARS = 10_000
@@ -87,15 +88,7 @@ class RetrievedChunk(BaseModel):
 
     @classmethod
     def of(cls, hit: Hit) -> RetrievedChunk:
-        chunk = hit.chunk
-        return cls(
-            doc_id=chunk.doc_id,
-            node_id=chunk.chunk_id,
-            text=chunk.text,
-            score=hit.score,
-            similarity=hit.similarity,
-            metadata=dict(chunk.metadata),
-        )
+        return cls(**report.node(hit))
 
 
 class RetrieveResponse(BaseModel):

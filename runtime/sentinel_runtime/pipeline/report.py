@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sentinel_runtime.guardrails.engine import ScanOutcome
+from sentinel_runtime.index.types import Hit
 from sentinel_runtime.pipeline.runner import PipelineResult
 
 
@@ -116,20 +117,21 @@ def sentinel(result: PipelineResult, *, index_name: str | None) -> dict[str, Any
     return described
 
 
+def node(hit: Hit) -> dict[str, Any]:
+    """One retrieved chunk as KAITO shows it (``source_nodes``, ``/retrieve`` results)."""
+    return {
+        "doc_id": hit.chunk.doc_id,
+        "node_id": hit.chunk.chunk_id,
+        "text": hit.chunk.text,
+        "score": hit.score,
+        "similarity": hit.similarity,
+        "metadata": dict(hit.chunk.metadata),
+    }
+
+
 def source_nodes(result: PipelineResult) -> list[dict[str, Any]]:
     """KAITO's ``source_nodes``: the evidence the answer was allowed to use."""
-    kept = result.bundle.kept if result.bundle is not None else ()
-    return [
-        {
-            "node_id": h.chunk.chunk_id,
-            "doc_id": h.chunk.doc_id,
-            "text": h.chunk.text,
-            "score": round(h.score, 6),
-            "similarity": round(h.similarity, 4),
-            "metadata": dict(h.chunk.metadata),
-        }
-        for h in kept
-    ]
+    return [node(hit) for hit in (result.bundle.kept if result.bundle is not None else ())]
 
 
 def audit_record(

@@ -178,6 +178,12 @@ async def run(request: PipelineRequest, context: PipelineContext) -> PipelineRes
     return await complete(pre, request, context)
 
 
+async def retrieve(request: PipelineRequest, context: PipelineContext) -> PipelineResult:
+    """Stages 0-3 without generation: what a request may see of the index, and why."""
+    pre = await preflight(request, context)
+    return await complete(pre, request, context, generate=False)
+
+
 async def complete(
     pre: Preflight,
     request: PipelineRequest,
@@ -211,7 +217,7 @@ async def complete(
             for reason in verdict.reasons:
                 metrics.EVIDENCE_DROPPED.labels(reason).inc()
 
-    result_quality = quality.retrieval_quality(hits, now, request.freshness_days) if hits else {}
+    result_quality = quality.retrieval_quality(hits, now, request.freshness_days)
     chosen = decision.decide(state, plan, bundle)
     rewards: tuple[selection.Reward, ...] = ()
     kept = bundle.kept if bundle is not None else ()
@@ -295,7 +301,7 @@ def _retrieve_and_filter(
     tried: set[tuple[Any, ...]] = set()
     while True:
         with timer.stage("retrieve"):
-            hits = tuple(store.search(plan.query, plan.top_k, search_filter(plan, metadata)))
+            hits = tuple(store.search(plan.query, plan.top_k, _search_filter(plan, metadata)))
         with timer.stage("filter"):
             bundle = evidence.filter_evidence(hits, plan.query, state, plan, now, config.evidence)
         attempts.append(RetrievalAttempt(plan, len(hits), len(bundle.kept), bundle.fallback))
@@ -310,7 +316,7 @@ def _plan_key(plan: RetrievalPlan) -> tuple[Any, ...]:
     return (plan.action, plan.query, plan.top_k, plan.sources, plan.not_before)
 
 
-def search_filter(
+def _search_filter(
     plan: RetrievalPlan, metadata: Mapping[str, Any] | None = None
 ) -> SearchFilter | None:
     if plan.sources is None and plan.not_before is None and not metadata:

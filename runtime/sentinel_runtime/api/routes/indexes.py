@@ -178,8 +178,7 @@ async def retrieve(
     pipeline_request = runner.PipelineRequest(
         request.query, request.index_name, request.top_k, metadata_filter=request.metadata_filter
     )
-    pre = await runner.preflight(pipeline_request, context)
-    result = await runner.complete(pre, pipeline_request, context, generate=False)
+    result = await runner.retrieve(pipeline_request, context)
     kept = result.bundle.kept if result.bundle is not None else ()
     results = [protocol.RetrievedChunk.of(hit) for hit in kept]
     described = report.sentinel(result, index_name=request.index_name)

@@ -7,7 +7,6 @@ gate (a request the gate keeps from retrieval retrieves nothing here either).
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
@@ -102,25 +101,15 @@ async def debug_retrieval(
     name = _index_name(services, index_name)
     engine = answering.active_engine(services)
     context = answering.context_for(services, engine, name)
-    pre = await runner.preflight(runner.PipelineRequest(q, name, top_k), context)
-    hits: list[Any] = []
-    if pre.plan.action != "no_retrieve":
-        flt = runner.search_filter(pre.plan)
-        hits = await asyncio.to_thread(context.store.search, pre.plan.query, pre.plan.top_k, flt)
-    partial = runner.PipelineResult(
-        request_id=pre.request_id,
-        prompt=pre.prompt,
-        state=pre.state,
-        plan=pre.plan,
-        answer=runner.NO_ANSWER,
-        validation=citations.NOT_CHECKED,
-    )
+    request = runner.PipelineRequest(q, name, top_k=top_k, freshness_days=freshness_days)
+    result = await runner.retrieve(request, context)
     return {
         "query": q,
         "index_name": name,
         "top_k": top_k,
-        "gate": report.gate(partial),
-        "introspection": report.introspection(partial),
-        "chunks": [_chunk(h) for h in hits],
-        "retrieval_quality": quality.retrieval_quality(hits, pre.now, freshness_days),
+        "gate": report.gate(result),
+        "introspection": report.introspection(result),
+        "evidence": report.evidence(result),
+        "chunks": [_chunk(h) for h in result.hits],
+        "retrieval_quality": result.quality,
     }
