@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -81,6 +82,11 @@ class Settings(BaseSettings):
         if self.EMBEDDING_TYPE == "remote" and not self.EMBEDDING_URL.strip():
             raise ValueError("EMBEDDING_TYPE=remote needs EMBEDDING_URL")
         return self
+
+    def persist_dir(self) -> Path | None:
+        """Where indexes and the audit log live; None keeps them in memory."""
+        value = self.VECTOR_DB_PERSIST_DIR.strip()
+        return Path(value) if value else None
 
     def chat_completions_url(self) -> str:
         url = self.LLM_INFERENCE_URL

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 from sentinel_runtime.demo import corpus
@@ -40,8 +39,13 @@ class Services:
     generator: Generator
     indexes: IndexManager
     audit: AuditLog
-    chat: runner.ChatFn | None = None  # the upstream LLM for the pipeline; None: built-in
     reloader: GuardrailsReloader | None = None
+
+    @property
+    def chat(self) -> runner.ChatFn | None:
+        """The upstream LLM for the pipeline; None: the built-in generators."""
+        generator = self.generator
+        return generator.texts if isinstance(generator, UpstreamGenerator) else None
 
     async def aclose(self) -> None:
         if self.reloader is not None:
@@ -78,14 +82,13 @@ def _reloader(settings: Settings, state: GuardrailsState) -> GuardrailsReloader 
 
 
 def _indexes(settings: Settings) -> IndexManager:
-    persist_dir = settings.VECTOR_DB_PERSIST_DIR.strip()
     # Loads every persisted index now: a file this embedder cannot read stops the start.
-    return IndexManager(build_embedder(settings), Path(persist_dir) if persist_dir else None)
+    return IndexManager(build_embedder(settings), settings.persist_dir())
 
 
 def _audit(settings: Settings) -> AuditLog:
-    persist_dir = settings.VECTOR_DB_PERSIST_DIR.strip()
-    return AuditLog(Path(persist_dir) / "audit" if persist_dir else None)
+    persist_dir = settings.persist_dir()
+    return AuditLog(persist_dir / "audit" if persist_dir else None)
 
 
 def _judge_sections(policy: Policy) -> tuple[Diagnostic, ...]:
@@ -103,13 +106,11 @@ def build_services(settings: Settings) -> Services:
     indexes = _indexes(settings)
     if settings.DEMO_CORPUS:
         corpus.load_demo(indexes)
-    generator = _generator(settings)
     return Services(
         settings=settings,
         guardrails=state,
-        generator=generator,
+        generator=_generator(settings),
         indexes=indexes,
         audit=_audit(settings),
-        chat=generator.texts if isinstance(generator, UpstreamGenerator) else None,
         reloader=_reloader(settings, state),
     )
