@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from sentinel_runtime.index.timestamps import parse_timestamp
 
 
 @dataclass(frozen=True)
@@ -32,11 +35,11 @@ class Chunk:
         value = self.metadata.get("source")
         return str(value) if value is not None else None
 
-    @property
+    @functools.cached_property
     def timestamp(self) -> datetime | None:
-        """The document's timestamp (timezone-aware, UTC when none given), or None."""
-        from sentinel_runtime.index.timestamps import parse_timestamp
+        """The document's timestamp (timezone-aware, UTC when none given), or None.
 
+        Parsed once per chunk: quality signals, staleness and the API all read it."""
         return parse_timestamp(self.metadata.get("timestamp"))
 
 
