@@ -57,31 +57,9 @@ cleanup() {
 trap cleanup EXIT
 
 # --- apt: a private sources list and lists dir, so the system's apt setup is untouched.
-# The mirror is the one this machine already uses for Debian (deb822 or one-line).
-codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-mirror=${SENTINEL_DEBIAN_MIRROR:-$(
-  cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk -v suite="$codename" '
-    /^$/ { if (uris && suites ~ "(^| )" suite "( |$)") { print uris; exit } uris = suites = "" }
-    /^URIs:/ { uris = $2 } /^Suites:/ { $1 = ""; suites = substr($0, 2) }
-    END { if (uris && suites ~ "(^| )" suite "( |$)") print uris }' | head -n1
-)}
-if [ -z "$mirror" ]; then
-  mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-    sed -E 's/\[[^]]*\]//' | awk -v suite="$codename" '$1 == "deb" && $3 == suite { print $2; exit }')
-fi
-mirror=${mirror:-http://deb.debian.org/debian}
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-signed=""
-[ -r "$keyring" ] && signed="[signed-by=$keyring] "
-mkdir -p "$WORK/apt/lists/partial" "$WORK/debs"
-printf 'deb %s%s %s main\ndeb-src %s%s %s main\n' \
-  "$signed" "$mirror" "$codename" "$signed" "$mirror" "$codename" >"$WORK/apt/sources.list"
-APT_PRIVATE=(-o "Dir::Etc::SourceList=$WORK/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-  -o "Dir::State::Lists=$WORK/apt/lists" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=
-  -o APT::Sandbox::User=root)
-log "apt: reading $mirror $codename (private lists in the build dir)"
-apt-get -qq --error-on=any "${APT_PRIVATE[@]}" update ||
-  fail "cannot read Debian's package lists from $mirror (set SENTINEL_DEBIAN_MIRROR to another mirror)"
+# shellcheck source=../lib/debian-apt.sh
+. "$(dirname "$0")/../lib/debian-apt.sh"
+apt_private_init "$WORK" with-src
 
 install_atomically() { # install_atomically SRC NAME: copy into the cache, then rename
   cp "$1" "$BIN/.$2.new"
@@ -94,9 +72,7 @@ install_atomically() { # install_atomically SRC NAME: copy into the cache, then 
 # may collide with another kubectl package (Google Cloud SDK's, for one).
 if ! tools_cached; then
   log "fetching etcd-server and kubernetes-client=$DEB_VERSION (unpacked into the cache)"
-  (cd "$WORK/debs" && apt-get -qq "${APT_PRIVATE[@]}" download \
-    etcd-server "kubernetes-client=$DEB_VERSION")
-  for deb in "$WORK"/debs/*.deb; do dpkg-deb -x "$deb" "$WORK/debs/root"; done
+  apt_private_unpack "$WORK" "$WORK/debs/root" etcd-server "kubernetes-client=$DEB_VERSION"
   install_atomically "$WORK/debs/root/usr/bin/etcd" etcd
   install_atomically "$WORK/debs/root/usr/bin/kubectl" kubectl
   tools_cached || fail "the unpacked etcd or kubectl does not run"

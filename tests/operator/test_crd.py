@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from sentinel_operator import crd
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMITTED = ROOT / "crds" / "ragengine.yaml"
+COMMITTED = ROOT / "charts" / "sentinel" / "crds" / "ragengine.yaml"
 
 
 def _walk(node: Any) -> list[dict[str, Any]]:
@@ -29,9 +29,8 @@ def _walk(node: Any) -> list[dict[str, Any]]:
 
 def test_committed_crd_is_the_generated_one() -> None:
     committed = yaml.safe_load(COMMITTED.read_text(encoding="utf-8"))
-    assert committed == crd.crd_manifest(), (
-        "crds/ragengine.yaml is stale: run `sentinel operator crd > crds/ragengine.yaml`"
-    )
+    path = COMMITTED.relative_to(ROOT)
+    assert committed == crd.crd_manifest(), f"{path} is stale: run `sentinel operator crd > {path}`"
 
 
 def test_schema_is_structural() -> None:

@@ -59,7 +59,10 @@ def install(cluster) -> None:
     created = (
         "created"
         in cluster.kubectl(
-            "apply", "--validate=false", "-f", str(ROOT / "crds" / "ragengine.yaml")
+            "apply",
+            "--validate=false",
+            "-f",
+            str(ROOT / "charts" / "sentinel" / "crds" / "ragengine.yaml"),
         ).stdout
     )
     if created:
