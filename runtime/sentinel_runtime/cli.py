@@ -1,4 +1,4 @@
-"""The ``sentinel`` command: ``serve``, ``policy check|default|types``, ``scan``.
+"""The ``sentinel`` command: ``serve``, ``policy check|default|types``, ``scan``, ``health``.
 
 Other distributions' commands (the operator's ``sentinel operator``) register through the
 ``sentinel.commands`` entry-point group, so the runtime never imports the operator.
@@ -222,6 +222,33 @@ def _eval(args: argparse.Namespace) -> int:
     return EXIT_STRICT if args.strict and missed else EXIT_OK
 
 
+def _health(args: argparse.Namespace) -> int:
+    """GET a health URL with the standard library only (the image's HEALTHCHECK: no curl)."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    if urllib.parse.urlsplit(args.url).scheme not in ("http", "https"):
+        print(f"error: {args.url} is not an http(s) URL", file=sys.stderr)
+        return EXIT_ERROR
+    # A check of a local server never goes through the HTTP(S)_PROXY of the environment.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(args.url, timeout=args.timeout) as response:
+            status = int(response.status)
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+    except OSError as exc:  # URLError, refused connections and timeouts
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        print(f"unhealthy: {args.url}: {reason}", file=sys.stderr)
+        return EXIT_ERROR
+    if 200 <= status < 300:
+        print(f"healthy: {args.url} {status}")
+        return EXIT_OK
+    print(f"unhealthy: {args.url} answered {status}", file=sys.stderr)
+    return EXIT_ERROR
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sentinel", description="Sentinel guardrailed RAG.")
     parser.add_argument("--version", action="version", version=f"sentinel {__version__}")
@@ -276,6 +303,15 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument("--policy", help="guardrails.yaml (default: the shipped default policy)")
     scan.add_argument("--json", action="store_true", help="JSON summary on standard error")
     scan.set_defaults(handler=_scan)
+
+    health = commands.add_parser("health", help="exit 0 if a health URL answers 2xx, else 1")
+    health.add_argument(
+        "--url",
+        default="http://127.0.0.1:5000/health",
+        help="URL to GET (default http://127.0.0.1:5000/health, the image's runtime)",
+    )
+    health.add_argument("--timeout", type=float, default=3.0, help="seconds to wait (default 3)")
+    health.set_defaults(handler=_health)
 
     for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
         register: Callable[[Any], None] = entry_point.load()
