@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,8 +63,15 @@ def sample(text: str, name: str, **labels: str) -> float:
 
 
 def start_runtime(
-    tmp_path: Path, env: Mapping[str, str] | None = None, args: tuple[str, ...] = ()
+    tmp_path: Path,
+    env: Mapping[str, str] | None = None,
+    args: tuple[str, ...] = (),
+    *,
+    command: Sequence[str] = (sys.executable, "-m", "sentinel_runtime.cli"),
+    cwd: Path | None = None,
 ) -> RuntimeProcess:
+    """``command serve --port P *args`` (default command: this interpreter's runtime), run in
+    ``cwd``, its output in ``tmp_path``; returns once ``/health`` answers."""
     port = free_port()
     log_path = tmp_path / f"runtime-{port}.log"
     full_env = {
@@ -77,7 +84,8 @@ def start_runtime(
     full_env.update(env or {})
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "sentinel_runtime.cli", "serve", "--port", str(port), *args],
+            [*command, "serve", "--port", str(port), *args],
+            cwd=cwd,
             env=full_env,
             stdout=log,
             stderr=subprocess.STDOUT,
