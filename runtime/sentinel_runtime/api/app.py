@@ -11,6 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from sentinel_runtime import __version__
+from sentinel_runtime.api.request_metrics import RequestMetrics
 from sentinel_runtime.api.routes import audit, chat, guardrails, health, indexes, rag
 from sentinel_runtime.api.services import build_services
 from sentinel_runtime.observability import events
@@ -70,6 +71,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if not secrets.compare_digest(supplied.encode(), expected.encode()):
                 return _reject(request, 401, "missing or invalid API key", bearer=True)
         return await call_next(request)
+
+    # Added last, so it wraps the guard above: rejected requests are counted too.
+    app.add_middleware(RequestMetrics)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -74,6 +74,37 @@ UPSTREAM_ERRORS = Counter(
     ["reason"],
 )
 
+# Every HTTP request (ours). ``route`` is the matched route template (``/indexes/{name}``),
+# never the raw path; a path no route matches is ``other``. ``method`` is one of the
+# standard methods or ``other``; ``status`` is the response code.
+HTTP_REQUESTS = Counter(
+    "rag_http_requests",
+    "HTTP requests by route template, method and status code (/metrics and probes included).",
+    ["route", "method", "status"],
+)
+HTTP_DURATION = Histogram(
+    "rag_http_request_duration_seconds",
+    "Latency of HTTP requests by route template and method, until the response is sent.",
+    ["route", "method"],
+    buckets=(
+        0.001,
+        0.0025,
+        0.005,
+        0.01,
+        0.025,
+        0.05,
+        0.1,
+        0.25,
+        0.5,
+        1.0,
+        2.5,
+        5.0,
+        10.0,
+        30.0,
+        60.0,
+    ),
+)
+
 # The RAG pipeline (ours).
 GATE_DECISIONS = Counter(
     "rag_gate_decisions",
@@ -102,7 +133,7 @@ INTROSPECTION_FALLBACKS = Counter(
 )
 STAGE_DURATION = Histogram(
     "rag_pipeline_stage_duration_seconds",
-    "Latency of each pipeline stage: introspect, gate, retrieve, filter, generate, cite, scan.",
+    "Latency of each pipeline stage: introspect, gate, retrieve, filter, generate, cite.",
     ["stage"],
     buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2.5, 10.0),
 )
@@ -122,3 +153,5 @@ for _decision in ("answer", "summary", "refuse", "block"):
     PIPELINE_DECISIONS.labels(_decision)
 for _result in ("valid", "invalid", "not_checked"):
     CITATION_VALIDATIONS.labels(_result)
+for _reason in ("unreachable", "timeout", "http_status", "bad_response"):
+    UPSTREAM_ERRORS.labels(_reason)

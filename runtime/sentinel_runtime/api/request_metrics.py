@@ -1,0 +1,52 @@
+"""ASGI middleware that counts and times every HTTP request by route template.
+
+The label is the template of the route the app's router chose (``/indexes/{name}``, read
+from the ASGI scope after routing), so a path parameter never becomes a label value and the
+number of series stays bounded by the routes the app declares. A request that reached no
+route (an unknown path, or one the request guard rejected before routing: 400, 401, 413)
+is ``other``; so is a method outside the standard ones.
+"""
+
+from __future__ import annotations
+
+import time
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from sentinel_runtime.observability import metrics
+
+UNMATCHED = "other"
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def route_template(scope: Scope) -> str:
+    """The path template of the route that served ``scope``, or ``other``."""
+    path = getattr(scope.get("route"), "path", None)
+    return path if isinstance(path, str) and path else UNMATCHED
+
+
+class RequestMetrics:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        method = scope["method"] if scope["method"] in METHODS else UNMATCHED
+        status = 500  # what the client gets if the app raises before it answers
+        started = time.perf_counter()
+
+        async def send_with_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_status)
+        finally:
+            # Routing has written the matched route into the scope by now.
+            route = route_template(scope)
+            metrics.HTTP_REQUESTS.labels(route, method, str(status)).inc()
+            metrics.HTTP_DURATION.labels(route, method).observe(time.perf_counter() - started)
