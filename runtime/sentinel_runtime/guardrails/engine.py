@@ -169,6 +169,9 @@ def build_engine(policy: Policy, path: str) -> GuardrailsEngine:
             failures.append(SkippedScanner(spec.index, spec.type, f"build failed: {exc}"))
             continue
         metrics.SCANNER_BUILD.labels(spec.type, "success").inc()
+        # The error series of an active scanner exists at zero from now on, so an alert on
+        # increase() sees its first error (a series born at 1 shows no increase).
+        metrics.SCANNER_ERRORS.labels(spec.type, spec.fail_mode)
         active.append(ActiveScanner(spec, scanner))
     return GuardrailsEngine(
         policy=policy, path=path, scanners=tuple(active), build_failures=tuple(failures)
