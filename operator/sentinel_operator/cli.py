@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import secrets
 import sys
 from typing import Any
 
@@ -31,15 +32,30 @@ def _run(args: argparse.Namespace) -> int:
     if not args.verbose:  # one line per handler run is noise in production
         logging.getLogger("kopf").setLevel(logging.WARNING)
     start_http_server(args.metrics_port, addr=args.metrics_host)
+    peering = args.peering or args.peering_name is not None
     asyncio.run(
         kopf.operator(
             clusterwide=not args.namespace,
             namespaces=args.namespace or (),
-            standalone=not args.peering,
+            standalone=not peering,
+            # A named peering object is mandatory: without it kopf refuses to start instead
+            # of silently running unpeered next to the other replicas.
+            peering_name=args.peering_name,
+            priority=peering_priority(args.priority) if peering else None,
             liveness_endpoint=f"http://{args.health_host}:{args.health_port}/healthz",
         )
     )
     return 0
+
+
+def peering_priority(requested: int | None) -> int:
+    """The priority among peers: as requested, else a random one. kopf pauses every operator
+    that sees a live peer of higher priority, and *all* of them when priorities tie, so equal
+    replicas would serve nothing; distinct random priorities make the highest one serve and
+    the others stand by until its peering record goes (at exit, or when it expires)."""
+    if requested is not None:
+        return requested
+    return 1 + secrets.randbelow(2**31 - 1)
 
 
 def register(commands: Any) -> None:
@@ -55,6 +71,16 @@ def register(commands: Any) -> None:
     operator.add_argument("--health-host", default="0.0.0.0", help="liveness bind address")
     operator.add_argument(
         "--peering", action="store_true", help="coordinate several operator replicas (kopf peering)"
+    )
+    operator.add_argument(
+        "--peering-name",
+        metavar="NAME",
+        help="the ClusterKopfPeering (or, with --namespace, KopfPeering) to use; implies --peering",
+    )
+    operator.add_argument(
+        "--priority",
+        type=int,
+        help="peering priority: the highest live one serves (default: random per process)",
     )
     operator.add_argument("--verbose", action="store_true", help="log kopf's own progress")
     operator.set_defaults(handler=_run)
