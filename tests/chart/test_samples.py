@@ -1,0 +1,128 @@
+"""manifests/samples/ validate against the RAGEngine CRD's openAPIV3Schema (jsonschema, made
+strict: an unknown field is an error here, where the apiserver would silently prune it) and
+parse with the operator's spec models; their policies parse with the runtime's parser."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from sentinel_operator import crd, manifests
+from sentinel_runtime.guardrails.policy import parse_policy
+from support.chart import CHART, SAMPLES, sample
+
+SAMPLE_NAMES = sorted(p.name for p in SAMPLES.glob("*.yaml"))
+CRD = yaml.safe_load((CHART / "crds" / "ragengine.yaml").read_text(encoding="utf-8"))
+
+
+def strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every object closed that does not preserve unknown fields."""
+    schema = copy.deepcopy(schema)
+
+    def close(node: Any) -> None:
+        if isinstance(node, dict):
+            if "properties" in node and not node.get("x-kubernetes-preserve-unknown-fields"):
+                node.setdefault("additionalProperties", False)
+            for value in node.values():
+                close(value)
+        elif isinstance(node, list):
+            for value in node:
+                close(value)
+
+    close(schema)
+    return schema
+
+
+SCHEMA = strict(CRD["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+# OpenAPI v3's schema dialect is JSON Schema draft 4's (boolean exclusiveMinimum).
+VALIDATOR = jsonschema.Draft4Validator(SCHEMA)
+
+
+def engines(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [o for o in objects if o["kind"] == crd.KIND]
+
+
+def errors(engine: dict[str, Any]) -> list[str]:
+    found = [
+        f"{'.'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}"
+        for e in VALIDATOR.iter_errors(engine)
+    ]
+    try:  # what the CEL rules check on newer servers (and the operator everywhere)
+        crd.RAGEngineSpec.model_validate(engine.get("spec") or {})
+    except ValueError as exc:
+        found.append(str(exc))
+    return found
+
+
+def test_the_three_samples_exist() -> None:
+    assert SAMPLE_NAMES == [
+        "ragengine-custom-policy.yaml",
+        "ragengine-inference.yaml",
+        "ragengine-minimal.yaml",
+    ]
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_sample_validates_against_the_crd(name: str) -> None:
+    found = engines(sample(name))
+    assert len(found) == 1
+    engine = found[0]
+    assert engine["apiVersion"] == f"{crd.GROUP}/{crd.VERSION}"
+    assert "namespace" not in engine["metadata"], "samples are applied with -n NAMESPACE"
+    assert errors(engine) == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "fragment"),
+    [
+        pytest.param({"guardrail": {"enabled": True}}, "'guardrail' was unexpected", id="typo"),
+        pytest.param({"serviceType": "Ingress"}, "serviceType: 'Ingress' is not one of", id="enum"),
+        pytest.param({"replicas": "two"}, "replicas: 'two' is not of type 'integer'", id="type"),
+        pytest.param({"inferenceService": {"model": "m"}}, "'url' is a required", id="required"),
+        pytest.param(
+            {"embedding": {"local": {"modelID": "m"}, "remote": {"url": "u"}}},
+            "exactly one of local and remote",
+            id="one-of",
+        ),
+    ],
+)
+def test_a_broken_sample_fails(spec: dict[str, Any], fragment: str) -> None:
+    engine = copy.deepcopy(engines(sample("ragengine-minimal.yaml"))[0])
+    engine["spec"] = spec
+    found = errors(engine)
+    assert any(fragment in error for error in found), found
+
+
+def test_custom_policy_sample_references_its_own_config_map() -> None:
+    objects = sample("ragengine-custom-policy.yaml")
+    [config_map] = [o for o in objects if o["kind"] == "ConfigMap"]
+    [engine] = engines(objects)
+    assert engine["spec"]["guardrails"]["configMapRef"]["name"] == config_map["metadata"]["name"]
+    policy = parse_policy(config_map["data"][manifests.POLICY_FILE])
+    assert policy.scanners and not policy.skipped, policy.skipped
+    assert policy.default_action == "block"
+
+
+def test_inference_sample_becomes_the_llm_settings_of_the_pod() -> None:
+    [engine] = engines(sample("ragengine-inference.yaml"))
+    spec = crd.RAGEngineSpec.model_validate(engine["spec"])
+    pod = manifests.deployment(manifests.Engine("e", "ns", "uid", spec, "img"))
+    env = {e["name"]: e for e in pod["spec"]["template"]["spec"]["containers"][0]["env"]}
+    inference = engine["spec"]["inferenceService"]
+    assert env["LLM_INFERENCE_URL"]["value"] == inference["url"]
+    assert env["LLM_MODEL"]["value"] == inference["model"]
+    assert env["LLM_ACCESS_SECRET"]["valueFrom"]["secretKeyRef"] == {
+        "name": inference["accessSecret"],
+        "key": manifests.LLM_SECRET_KEY,
+    }
+
+
+def test_samples_directory_is_what_the_readme_points_at() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    for name in SAMPLE_NAMES:
+        assert f"manifests/samples/{name}" in readme, name
