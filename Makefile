@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint bench cluster cluster-down clean
+.PHONY: serve test lint bench manifests cluster cluster-down clean
 
 $(STAMP): pyproject.toml scripts/bootstrap.sh
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/bootstrap.sh
@@ -23,6 +23,11 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# manifests/sentinel.yaml: the chart rendered with its defaults (a test fails when it is stale).
+# Needs only helm, fetched into ~/.cache/sentinel/tools on first use.
+manifests:
+	PYTHON=$(PYTHON) bash scripts/render-manifests.sh
 
 # A local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager v1.20.2,
 # built once from Debian's source package and cached in ~/.cache/sentinel): no kubelet.
