@@ -10,12 +10,13 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import yaml
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
@@ -90,12 +91,16 @@ def install(cluster) -> None:
 def start_operator(
     cluster,
     log: Path,
+    *,
     resync_seconds: str = "5",
     namespaces: tuple[str, ...] = (),
     operator_namespace: str = OPERATOR_NS,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
 ) -> tuple[subprocess.Popen, int]:
     """``sentinel operator`` as a process, once its liveness endpoint answers; with the
-    port of its Prometheus metrics."""
+    port of its Prometheus metrics. ``args`` are further options and ``env`` overrides the
+    environment (as an installed Deployment gives them); the ports are always free local ones."""
     health, metrics_port = free_port(), free_port()
     scope = [arg for namespace in namespaces for arg in ("--namespace", namespace)]
     process = subprocess.Popen(
@@ -113,13 +118,15 @@ def start_operator(
             "--health-host",
             "127.0.0.1",
             *scope,
+            *args,
         ],
         env={
             **os.environ,
-            "KUBECONFIG": str(cluster.kubeconfig),
             "OPERATOR_NAMESPACE": operator_namespace,
             "RESYNC_SECONDS": resync_seconds,
             "RUNTIME_IMAGE": "sentinel:test",
+            **(env or {}),
+            "KUBECONFIG": str(cluster.kubeconfig),
         },
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
@@ -135,6 +142,19 @@ def start_operator(
 
     wait_for(healthy, 30, "operator liveness")
     return process, metrics_port
+
+
+def as_service_account(cluster, namespace: str, name: str, directory: Path) -> tuple[Any, str]:
+    """The cluster as a ServiceAccount sees it: a copy of ``cluster`` whose kubeconfig
+    authenticates with that account's token (so do its kubectl and operators), and the token."""
+    token = cluster.service_account_token(namespace, name)
+    kubeconfig = yaml.safe_load(cluster.kubeconfig.read_text(encoding="utf-8"))
+    kubeconfig["users"] = [{"name": name, "user": {"token": token}}]
+    for context in kubeconfig["contexts"]:
+        context["context"]["user"] = name
+    path = directory / f"{namespace}-{name}.kubeconfig"
+    path.write_text(yaml.safe_dump(kubeconfig), encoding="utf-8")
+    return type(cluster)(**{**vars(cluster), "kubeconfig": path}), token
 
 
 def stop_operator(process: subprocess.Popen) -> None:
