@@ -1,11 +1,17 @@
-"""The counters the alerts take increase() of exist at zero before their first event.
+"""The series the alerts read exist before their first event, with values that raise no
+false alarm.
 
 Prometheus 2.x sees no increase in a series that first appears with the value 1, so an
 alert on the first fail-closed error, reload failure, upstream error or reconcile error
-would stay silent if the series were born with that event.
+would stay silent if the series were born with that event. And every `sentinel` process
+defines the runtime's metrics, the operator included, so their starting values must not
+page anyone.
 """
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 from prometheus_client import REGISTRY
 
@@ -33,3 +39,16 @@ def test_a_built_scanner_has_its_error_series_at_zero() -> None:
     after = REGISTRY.get_sample_value("output_guardrails_scanner_errors_total", labels)
     assert after == (before or 0.0)
     assert after is not None
+
+
+def test_a_process_that_loads_no_policy_reports_policy_ready() -> None:
+    # What `sentinel operator` exports: the runtime's CLI module defines the runtime's metrics.
+    code = (
+        "import sentinel_runtime.cli\n"
+        "from prometheus_client import REGISTRY\n"
+        "print(REGISTRY.get_sample_value('guardrails_policy_ready'))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.strip() == "1.0"

@@ -139,6 +139,10 @@ STAGE_DURATION = Histogram(
 )
 
 # Known label values start at zero so rate() and alerts see the series before the first event.
+# A process that never loads a policy enforces none and refuses nothing: 1. Every process
+# running `sentinel` defines these metrics, the operator included; a 0 there would page
+# SentinelGuardrailsPolicyMissing. The runtime sets the real value when it starts.
+POLICY_READY.set(1)
 for _status in ("success", "missing", "invalid", "load_failed"):
     POLICY_LOAD.labels(_status)
 for _action in ("redact", "block"):
