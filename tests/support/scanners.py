@@ -14,3 +14,9 @@ def scanning(scanner: ScannerType) -> Callable[..., ScanResult]:
         return scanner.build(params, rewrite).scan(text)
 
     return scan
+
+
+# A regex that passes the load-time backtracking probe, then needs exponential time on
+# SLOW_TEXT: the scanner times out (250 ms) and raises, so its failMode applies.
+SLOW_PATTERN = r"(?:abc|ab(?:c))+$"
+SLOW_TEXT = "abc" * 40 + "!"
