@@ -9,6 +9,7 @@ the Deployment: the runtime hot-reloads it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,23 @@ EMBEDDING_SECRET_KEY = "EMBEDDING_ACCESS_SECRET"
 # The default policy: a ConfigMap in the operator's namespace, copied once into each
 # namespace that needs it under the same name (namespace-shared, never owned).
 POLICY_TEMPLATE = "sentinel-guardrails-policy-template"
+
+
+# The engine's Deployment and Service take its name; a Service name is a DNS-1035 label,
+# stricter than the DNS-1123 subdomain a custom resource may be named with ("shop.v2").
+SERVICE_NAME = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+SERVICE_NAME_MAX = 63
+
+
+def name_problem(name: str) -> str | None:
+    """Why an engine of this name cannot get its Service, or None when it can."""
+    if len(name) <= SERVICE_NAME_MAX and SERVICE_NAME.fullmatch(name):
+        return None
+    return (
+        f"metadata.name {name!r} cannot name the engine's Service: use at most "
+        f"{SERVICE_NAME_MAX} lowercase letters, digits and '-', starting with a letter and "
+        "ending with a letter or digit (no dots)"
+    )
 
 
 def env_name(name: str) -> str:

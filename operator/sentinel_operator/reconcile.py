@@ -70,6 +70,28 @@ def _ref(engine: manifests.Engine) -> bool:
     return bool(guardrails and guardrails.config_map_ref)
 
 
+def _spec_errors(exc: ValidationError) -> str:
+    return "; ".join(
+        f"spec.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+        for e in exc.errors(include_url=False)
+    )[:1000]
+
+
+def _mark_invalid(namespace: str, name: str, generation: Any, message: str) -> list[Notice]:
+    """An engine that cannot be built is reported in status, not retried: only an edit helps."""
+    metrics.RECONCILES.labels("invalid_spec").inc()
+    invalid = conditions.condition(conditions.READY, False, "InvalidSpec", message, generation)
+    seen: set[tuple[str, str]] = set()
+
+    def mark_invalid(old: dict[str, Any]) -> dict[str, Any]:
+        seen.update(_said(old))
+        merged = conditions.merge(old.get("conditions"), [invalid], conditions.now())
+        return {**old, "observedGeneration": generation, "conditions": merged}
+
+    k8s.update_status(namespace, name, mark_invalid)
+    return _unsaid([Notice("Warning", "InvalidSpec", message)], seen)
+
+
 def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
     """Apply everything a RAGEngine asks for and record what happened in its status."""
     started = time.perf_counter()
@@ -79,21 +101,9 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
     try:
         spec = crd.RAGEngineSpec.model_validate(body.get("spec") or {})
     except ValidationError as exc:
-        message = "; ".join(
-            f"spec.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-            for e in exc.errors(include_url=False)
-        )[:1000]
-        metrics.RECONCILES.labels("invalid_spec").inc()
-        invalid = conditions.condition(conditions.READY, False, "InvalidSpec", message, generation)
-        seen: set[tuple[str, str]] = set()
-
-        def mark_invalid(old: dict[str, Any]) -> dict[str, Any]:
-            seen.update(_said(old))
-            merged = conditions.merge(old.get("conditions"), [invalid], conditions.now())
-            return {**old, "observedGeneration": generation, "conditions": merged}
-
-        k8s.update_status(namespace, name, mark_invalid)
-        return _unsaid([Notice("Warning", "InvalidSpec", message)], seen)
+        return _mark_invalid(namespace, name, generation, _spec_errors(exc))
+    if problem := manifests.name_problem(name):
+        return _mark_invalid(namespace, name, generation, problem)
     engine = manifests.Engine(name, namespace, meta["uid"], spec, settings.RUNTIME_IMAGE)
     try:
         judgement = _policy(engine, settings, notices)

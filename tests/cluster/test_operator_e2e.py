@@ -172,6 +172,19 @@ def test_kubectl_get_rag_shows_readiness_policy_and_endpoint(
     assert "PolicyValid" in row and f"http://shown.{k8s_namespace}.svc:5000" in row
 
 
+def test_a_name_no_service_can_take_is_an_invalid_spec(operator, k8s_namespace: str) -> None:
+    # "shop.v2" is a valid custom resource name but not a Service name: reported, not retried.
+    create_engine(k8s_namespace, "shop.v2", {})
+    engine = wait_for(
+        lambda: (e := get_engine(k8s_namespace, "shop.v2")) and condition(e, "Ready") and e,
+        what="invalid name status",
+    )
+    ready = condition(engine, "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "InvalidSpec")
+    assert "'shop.v2'" in ready["message"]
+    assert not client.AppsV1Api().list_namespaced_deployment(k8s_namespace).items
+
+
 def events_for(namespace: str, name: str) -> list[tuple[str, str]]:
     return [
         (e.type, e.reason)
@@ -247,6 +260,10 @@ def test_operator_metrics_count_reconciles_and_engines(operator, k8s_namespace: 
     assert sample(text, "sentinel_operator_reconciles_total", result="success") >= 1
     assert "sentinel_operator_reconcile_duration_seconds_count" in text
     assert "sentinel_operator_engines" in text
+    assert "process_resident_memory_bytes" in text
+    # The operator scans nothing: none of the runtime's series (they would page on it).
+    prefixes = ("guardrails_", "output_guardrails_", "rag_")
+    assert [line for line in text.splitlines() if line.startswith(prefixes)] == []
 
 
 def test_ready_follows_the_pods_through_the_deployment_watch(operator, k8s_namespace: str) -> None:

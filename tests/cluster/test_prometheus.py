@@ -161,9 +161,10 @@ def _start_operator(cluster: Cluster, tmp_path: Path, stack: ExitStack) -> tuple
 
 def _create_engines(ns: str) -> None:
     create_engine(ns, "shop", {"guardrails": {"enabled": True}})  # pods never run: not Ready
-    # A valid RAGEngine name but no valid Service name: every reconcile of it fails (kopf
-    # retries it after a minute, so its first error must come after the first scrape).
-    create_engine(ns, "shop.v2", {})
+    # Resources are passed through to the pod as the user wrote them; the apiserver refuses
+    # this Deployment, so every reconcile of it fails (kopf retries it after a minute, so its
+    # first error must come after the first scrape).
+    create_engine(ns, "greedy", {"resources": {"limits": {"cpu": "lots"}}})
 
 
 def _start_runtimes(

@@ -181,3 +181,14 @@ def test_persistent_volume_holds_the_indexes_and_the_audit_log() -> None:
 
 def test_pods_never_index_the_demo_corpus() -> None:
     assert "--no-demo" in container(manifests.deployment(engine()))["args"]
+
+
+@pytest.mark.parametrize("name", ["shop", "rag-1", "a" * 63])
+def test_names_that_can_name_a_service(name: str) -> None:
+    assert manifests.name_problem(name) is None
+
+
+@pytest.mark.parametrize("name", ["shop.v2", "1rag", "rag-", "a" * 64])
+def test_resource_names_that_cannot_name_a_service_are_explained(name: str) -> None:
+    problem = manifests.name_problem(name)
+    assert problem is not None and repr(name) in problem and "Service" in problem
