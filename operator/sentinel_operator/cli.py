@@ -26,12 +26,15 @@ def _run(args: argparse.Namespace) -> int:
     import kopf
     from prometheus_client import start_http_server
 
-    from sentinel_operator import handlers  # noqa: F401  (registers the handlers)
+    from sentinel_operator import (
+        handlers,  # noqa: F401  (registers the handlers)
+        metrics,
+    )
 
     kopf.configure(log_format=kopf.LogFormat.JSON, verbose=args.verbose)
     if not args.verbose:  # one line per handler run is noise in production
         logging.getLogger("kopf").setLevel(logging.WARNING)
-    start_http_server(args.metrics_port, addr=args.metrics_host)
+    start_http_server(args.metrics_port, addr=args.metrics_host, registry=metrics.REGISTRY)
     peering = args.peering or args.peering_name is not None
     asyncio.run(
         kopf.operator(
