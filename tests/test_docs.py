@@ -49,3 +49,32 @@ def test_every_pipeline_setting_is_documented() -> None:
         if f"`{info.alias or name}`" not in README
     ]
     assert not missing
+
+
+def _field_paths(schema: dict, prefix: str) -> list[str]:
+    paths = []
+    for name, node in (schema.get("properties") or {}).items():
+        paths.append(f"{prefix}.{name}")
+        paths.extend(_field_paths(node, f"{prefix}.{name}"))
+    return paths
+
+
+def test_every_ragengine_field_is_documented() -> None:
+    from sentinel_operator import crd
+
+    schema = crd.crd_manifest()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    spec_fields = _field_paths(schema["properties"]["spec"], "spec")
+    assert len(spec_fields) >= 25
+    missing = [path for path in spec_fields if f"| `{path}` |" not in README]
+    assert not missing
+    status = [
+        name for name in schema["properties"]["status"]["properties"] if f"`{name}`" not in README
+    ]
+    assert not status
+
+
+def test_every_operator_env_var_is_documented() -> None:
+    from sentinel_operator.config import OperatorSettings
+
+    missing = [name for name in OperatorSettings.model_fields if f"| `{name}` |" not in README]
+    assert not missing
