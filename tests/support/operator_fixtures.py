@@ -21,7 +21,7 @@ from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
 from sentinel_operator import crd, manifests
-from support.runtime import free_port
+from support.runtime import free_port, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 OPERATOR_NS = "sentinel-system"
@@ -158,11 +158,7 @@ def as_service_account(cluster, namespace: str, name: str, directory: Path) -> t
 
 
 def stop_operator(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    stop_process(process)
 
 
 @pytest.fixture(scope="session")

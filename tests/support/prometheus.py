@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import yaml
 
-from support.runtime import free_port
+from support.runtime import free_port, stop_process
 from support.tools import tool
 
 STARTUP_SECONDS = 30.0
@@ -68,13 +68,7 @@ class Prometheus:
         raise AssertionError(f"targets not all scraped since {since}: {self.api('targets')}")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
 
 
 def start_prometheus(
