@@ -99,32 +99,65 @@ class GuardrailsEngine:
     def scan(self, text: str, *, response_id: str = "") -> ScanOutcome:
         started = time.perf_counter()
         try:
-            return self._scan(text, response_id)
+            return self._scan(text, response_id, self.scanners, record=True)
         finally:
             metrics.SCAN_DURATION.observe(time.perf_counter() - started)
 
-    def _scan(self, text: str, response_id: str) -> ScanOutcome:
+    def trial(self, text: str, scanners: tuple[ActiveScanner, ...]) -> ScanOutcome:
+        """Run ``scanners`` (a part of the chain, in chain order) over ``text`` without
+        counting hits: streaming tries several cuts before it keeps one (:meth:`record`).
+        A fail-closed error is final, so it is recorded and raised as in :meth:`scan`."""
+        return self._scan(text, "", scanners, record=False)
+
+    def record(self, outcome: ScanOutcome, *, response_id: str = "") -> None:
+        """Count the hits and fail-open errors of an outcome :meth:`trial` produced."""
+        for hit in outcome.hits:
+            metrics.SCANNER_TRIGGERED.labels(hit.type, hit.action).inc()
+        for failure in outcome.failures:
+            spec = next(a.spec for a in self.scanners if a.spec.index == failure.index)
+            metrics.SCANNER_ERRORS.labels(spec.type, spec.fail_mode).inc()
+            log_event(
+                logger,
+                events.FAILED,
+                logging.ERROR,
+                fail_open=True,
+                error=failure.error,
+                response_id=response_id,
+                type=spec.type,
+                scanner_index=spec.index,
+                policy_hash=self.policy.sha256,
+            )
+
+    def _scan(
+        self,
+        text: str,
+        response_id: str,
+        scanners: tuple[ActiveScanner, ...],
+        *,
+        record: bool,
+    ) -> ScanOutcome:
         current = text
         hits: list[ScannerHit] = []
         failures: list[ScannerFailure] = []
-        for active in self.scanners:
+        for active in scanners:
             spec = active.spec
             try:
                 result = active.scanner.scan(current)
             except Exception as exc:
-                metrics.SCANNER_ERRORS.labels(spec.type, spec.fail_mode).inc()
                 fail_open = spec.fail_mode == "open"
-                log_event(
-                    logger,
-                    events.FAILED,
-                    logging.ERROR,
-                    exc_info=True,
-                    fail_open=fail_open,
-                    response_id=response_id,
-                    type=spec.type,
-                    scanner_index=spec.index,
-                    policy_hash=self.policy.sha256,
-                )
+                if not fail_open or record:
+                    metrics.SCANNER_ERRORS.labels(spec.type, spec.fail_mode).inc()
+                    log_event(
+                        logger,
+                        events.FAILED,
+                        logging.ERROR,
+                        exc_info=True,
+                        fail_open=fail_open,
+                        response_id=response_id,
+                        type=spec.type,
+                        scanner_index=spec.index,
+                        policy_hash=self.policy.sha256,
+                    )
                 if not fail_open:
                     raise OutputGuardrailsError(spec.type, exc) from exc
                 failures.append(ScannerFailure(spec.index, spec.type, type(exc).__name__))
@@ -137,10 +170,12 @@ class GuardrailsEngine:
                     spec.index, spec.type, "block", result.score, spec.action != "block"
                 )
                 hits.append(hit)
-                metrics.SCANNER_TRIGGERED.labels(spec.type, "block").inc()
+                if record:
+                    metrics.SCANNER_TRIGGERED.labels(spec.type, "block").inc()
                 return ScanOutcome(self.block_message, "block", tuple(hits), tuple(failures))
             hits.append(ScannerHit(spec.index, spec.type, "redact", result.score))
-            metrics.SCANNER_TRIGGERED.labels(spec.type, "redact").inc()
+            if record:
+                metrics.SCANNER_TRIGGERED.labels(spec.type, "redact").inc()
             current = result.text
         action: Action | None = "redact" if hits else None
         return ScanOutcome(current, action, tuple(hits), tuple(failures))

@@ -1,0 +1,259 @@
+"""The streaming guard releases what the non-streaming path returns, never earlier than every
+scanner that can judge the text has seen it, and differs only where the docs say it does."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from prometheus_client import REGISTRY
+
+from sentinel_runtime.guardrails.engine import GuardrailsEngine, OutputGuardrailsError, build_engine
+from sentinel_runtime.guardrails.policy import parse_policy
+from sentinel_runtime.guardrails.streaming import (
+    BLOCK_SEPARATOR,
+    UNBOUNDED_REACH,
+    StreamGuard,
+    regex_reach,
+)
+from support.scanners import SLOW_PATTERN, SLOW_TEXT
+
+REDACT_POLICY = r"""
+action: redact
+scanners:
+  - type: regex
+    patterns: ['sk-[A-Za-z0-9]{20}', '\bACME-\d{4}\b']
+  - type: ban_substrings
+    substrings: ['Do Not Distribute', 'top secret']
+  - type: sensitive
+  - type: secrets
+  - type: invisible_text
+"""
+# Small window (no line-sized secrets reach), so cuts happen often and multi-word matches
+# straddle them.
+NARROW_POLICY = r"""
+action: redact
+scanners:
+  - type: regex
+    patterns: ['sk-[A-Za-z0-9]{20}', '\d{4} \d{4} \d{4} \d{4}', '\d{3}-\d{3}-\d{4}']
+  - type: ban_substrings
+    substrings: ['Do Not Distribute', 'top secret']
+  - type: invisible_text
+"""
+BLOCK_POLICY = """
+action: block
+blockMessage: Blocked by policy.
+scanners:
+  - type: ban_substrings
+    substrings: ['Do Not Distribute', 'top secret']
+"""
+# What the generators place inside filler text: secrets, PII, banned phrases, invisible text.
+NEEDLES = [
+    "sk-ABCDEFGHIJKLMNOPQRST",
+    "ACME-1234",
+    "Do Not Distribute",
+    "top secret",
+    "bob@example.com",
+    "555-123-4567",
+    "4111 1111 1111 1111",
+    "10.0.0.12",
+    "AKIAIOSFODNN7EXAMPLE",
+    "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",
+    "zero\u200bwidth",
+]
+FILLER = st.sampled_from(
+    ["the", "refund", "policy", "is", "30", "days,", "and", "call", "me.", "ok", "\n", "(see)"]
+)
+
+
+def engine(policy: str) -> GuardrailsEngine:
+    return build_engine(parse_policy(policy), "test")
+
+
+REDACT = engine(REDACT_POLICY)
+NARROW = engine(NARROW_POLICY)
+BLOCK = engine(BLOCK_POLICY)
+
+
+def stream(guard: StreamGuard, pieces: list[str]) -> tuple[str, str | None]:
+    """Feed ``pieces``; the concatenated releases and how the stream stopped."""
+    out: list[str] = []
+    for piece in pieces:
+        release = guard.feed(piece)
+        out.append(release.text)
+        if release.stop:
+            return "".join(out), release.stop
+    release = guard.finish()
+    out.append(release.text)
+    return "".join(out), release.stop
+
+
+def split(text: str, cuts: list[int]) -> list[str]:
+    bounds = [0, *sorted({c % (len(text) + 1) for c in cuts}), len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+
+
+@st.composite
+def texts_with_needles(draw: st.DrawFn) -> str:
+    words = draw(st.lists(st.one_of(FILLER, st.sampled_from(NEEDLES)), min_size=1, max_size=200))
+    # No separator at all sometimes: a needle glued to a word may no longer match.
+    separators = draw(st.lists(st.sampled_from([" ", " ", "\n", ", ", ""]), min_size=len(words)))
+    return "".join(w + s for w, s in zip(words, separators, strict=False))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=texts_with_needles(), cuts=st.lists(st.integers(0, 5000), max_size=40))
+def test_streamed_redactions_equal_the_non_streaming_answer(text: str, cuts: list[int]) -> None:
+    streamed, stop = stream(StreamGuard(REDACT, step=8), split(text, cuts))
+    assert stop is None
+    assert streamed == REDACT.scan(text).text
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=texts_with_needles(), cuts=st.lists(st.integers(0, 5000), max_size=200))
+def test_with_a_narrow_window_matches_across_cuts_are_never_split(
+    text: str, cuts: list[int]
+) -> None:
+    guard = StreamGuard(NARROW, step=1)
+    assert guard.window < 40
+    assert stream(guard, split(text, cuts)) == (NARROW.scan(text).text, None)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=texts_with_needles(), cuts=st.lists(st.integers(0, 5000), max_size=40))
+def test_a_block_sends_only_clean_text_then_the_block_message(text: str, cuts: list[int]) -> None:
+    streamed, stop = stream(StreamGuard(BLOCK, step=8), split(text, cuts))
+    expected = BLOCK.scan(text)
+    if expected.action != "block":
+        assert (streamed, stop) == (text, None)
+        return
+    # The documented difference: text released before the hit stays, the message follows.
+    assert stop == "block"
+    assert streamed.endswith(BLOCK.block_message)
+    released = streamed.removesuffix(BLOCK.block_message).removesuffix(BLOCK_SEPARATOR)
+    assert text.startswith(released)
+    assert BLOCK.scan(released).action is None
+    if released:
+        assert streamed == released + BLOCK_SEPARATOR + BLOCK.block_message
+    else:
+        assert streamed == expected.text
+
+
+@pytest.mark.parametrize("needle", NEEDLES)
+def test_every_offset_of_a_two_piece_stream(needle: str) -> None:
+    text = f"Please note {needle} and then some more words follow here.\nAnd {needle}."
+    expected = REDACT.scan(text).text
+    for offset in range(len(text) + 1):
+        guard = StreamGuard(REDACT, step=1)
+        assert stream(guard, [text[:offset], text[offset:]]) == (expected, None), offset
+
+
+def test_character_by_character_with_a_small_window() -> None:
+    policy = engine(
+        "scanners:\n  - type: regex\n    patterns: ['sk-[a-z]{8}']\n    action: redact\n"
+    )
+    text = " ".join(f"word{i} sk-abcdefgh" for i in range(40))
+    guard = StreamGuard(policy, step=1)
+    assert guard.window == regex_reach("sk-[a-z]{8}") == 11 + 8
+    assert stream(guard, list(text)) == (policy.scan(text).text, None)
+
+
+def test_no_text_leaves_before_the_window_has_seen_what_follows() -> None:
+    guard = StreamGuard(REDACT, step=1)
+    received = 0
+    released = 0
+    for word in ("plain words only " * 200).split(" "):
+        received += len(word) + 1
+        released += len(guard.feed(word + " ").text)
+        assert released <= received - guard.window or released == 0
+    assert released > 0
+
+
+def test_the_window_is_the_largest_reach_of_the_policy() -> None:
+    assert StreamGuard(BLOCK).window == len("Do Not Distribute") + 8
+    assert StreamGuard(REDACT).window == 512  # secrets: a line
+    assert regex_reach(r"\d+") == UNBOUNDED_REACH + 8
+    assert regex_reach(r"(?<=x)\p{L}{3}") >= UNBOUNDED_REACH  # `regex` syntax: unbounded
+
+
+def test_a_whole_text_scanner_holds_everything_until_the_end() -> None:
+    policy = engine("action: block\nscanners:\n  - type: json\n")
+    guard = StreamGuard(policy)
+    assert guard.holds_whole_text
+    text = '{"answer": "' + "x" * 2000 + '"}'
+    assert all(guard.feed(text[i : i + 7]).text == "" for i in range(0, len(text), 7))
+    assert guard.finish().text == text
+    broken = StreamGuard(policy)
+    broken.feed("{not json")
+    assert (broken.finish().text, broken.outcome().action) == (policy.block_message, "block")
+
+
+def test_reading_time_truncation_ends_the_stream_where_the_non_streaming_text_ends() -> None:
+    policy = engine(
+        "scanners:\n  - type: reading_time\n    max_time: 0.1\n    truncate: true\n"
+        "    action: redact\n"
+    )
+    text = " ".join(f"w{i}" for i in range(100))
+    streamed, stop = stream(
+        StreamGuard(policy, step=4), [text[i : i + 5] for i in range(0, 300, 5)]
+    )
+    assert (streamed, stop) == (policy.scan(text).text, "truncate")
+
+
+def test_token_limit_blocks_once_the_released_text_would_pass_the_limit() -> None:
+    policy = engine("scanners:\n  - type: token_limit\n    limit: 50\n    action: redact\n")
+    text = "one two three four five six seven eight nine ten " * 10
+    streamed, stop = stream(
+        StreamGuard(policy, step=4), [text[i : i + 3] for i in range(0, len(text), 3)]
+    )
+    assert stop == "block"
+    released = streamed.removesuffix(policy.block_message).removesuffix(BLOCK_SEPARATOR)
+    assert text.startswith(released) and policy.scan(released).action is None
+    assert streamed.endswith(policy.block_message)
+
+
+def test_a_fail_closed_error_ends_the_stream_with_an_exception() -> None:
+    policy = engine(
+        f"scanners:\n  - type: regex\n    patterns: ['{SLOW_PATTERN}']\n    action: block\n"
+        "    failMode: closed\n"
+    )
+    guard = StreamGuard(policy, step=1)
+    with pytest.raises(OutputGuardrailsError):
+        for piece in (SLOW_TEXT, " and more"):
+            guard.feed(piece)
+        guard.finish()
+
+
+def test_each_scanner_counts_once_per_answer_however_many_pieces_it_hit() -> None:
+    labels = {"type": "regex", "action": "redact"}
+
+    def count() -> float:
+        return REGISTRY.get_sample_value("output_guardrails_scanner_triggered_total", labels) or 0
+
+    text = " ".join(["sk-ABCDEFGHIJKLMNOPQRST and words between them"] * 60)
+    before = count()
+    guard = StreamGuard(REDACT, step=8)
+    streamed, _ = stream(guard, [text[i : i + 4] for i in range(0, len(text), 4)])
+    assert streamed == REDACT.scan(text).text
+    assert count() - before == 2  # the stream, then the reference scan
+    outcome = guard.outcome()
+    assert outcome.action == "redact" and outcome.text == streamed
+    assert [hit.type for hit in outcome.hits] == ["regex"]
+
+
+def test_the_guard_keeps_the_policy_version_it_started_with() -> None:
+    guard = StreamGuard(BLOCK, step=1)
+    guard.feed("first words ")
+    # Whatever policy is active now, this guard judges with BLOCK's scanners.
+    streamed, stop = stream(guard, ["then Do Not Distribute ", "x " * 40])
+    assert stop == "block" and streamed.endswith(BLOCK.block_message)
+
+
+def test_a_hit_at_the_edge_of_what_arrived_waits_for_the_next_piece() -> None:
+    # "top secret" is banned as a word; "top secretary" is not a hit once the rest arrives.
+    text = "words " * 10 + "top secret" + "ary and the rest of the answer " * 3
+    cut = text.index("ary")
+    guard = StreamGuard(BLOCK, step=1)
+    assert stream(guard, [text[:cut], text[cut:]]) == (text, None) == (BLOCK.scan(text).text, None)
