@@ -12,7 +12,7 @@ from sentinel_runtime.guardrails.reloader import GuardrailsReloader
 from sentinel_runtime.guardrails.state import GuardrailsState
 from sentinel_runtime.index.embedders import build_embedder
 from sentinel_runtime.index.manager import IndexManager
-from sentinel_runtime.llm.embedded import EmbeddedGenerator
+from sentinel_runtime.llm.embedded import DeltaStream, EmbeddedGenerator
 from sentinel_runtime.llm.upstream import UpstreamGenerator
 from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
@@ -28,6 +28,7 @@ class Generator(Protocol):
     default_model: str
 
     async def complete(self, body: dict[str, Any]) -> dict[str, Any]: ...
+    def stream(self, body: dict[str, Any]) -> DeltaStream: ...
     async def models(self) -> dict[str, Any]: ...
     async def aclose(self) -> None: ...
 

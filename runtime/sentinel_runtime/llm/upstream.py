@@ -3,17 +3,21 @@
 Every failure becomes :class:`UpstreamError` with the HTTP status the runtime should
 answer (502 for an unusable upstream, 504 for a slow one) and a reason for the metric.
 Upstream bodies are never echoed into our errors beyond a short, bounded excerpt.
+:meth:`UpstreamGenerator.stream` asks for ``stream: true`` and reads the server-sent events
+(:class:`UpstreamStream`); its failures are the same errors with the same reasons, whether
+they happen before the first event or in the middle of the stream.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 
-from sentinel_runtime.llm.embedded import message_text
+from sentinel_runtime.llm.embedded import DeltaStream, message_text
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
 
@@ -62,6 +66,15 @@ class UpstreamGenerator:
                 )
         return data
 
+    def stream(self, body: dict[str, Any]) -> DeltaStream:
+        """The content deltas of one streamed completion (choice 0); nothing is sent before
+        :meth:`UpstreamStream.start`."""
+        payload = dict(body)
+        if not payload.get("model") and self.default_model:
+            payload["model"] = self.default_model
+        payload["stream"] = True
+        return UpstreamStream(self, payload)
+
     async def texts(self, messages: list[dict[str, str]], n: int = 1) -> list[str]:
         """The assistant texts of one completion with ``n`` choices (servers may return fewer)."""
         body: dict[str, Any] = {"messages": messages}
@@ -100,7 +113,170 @@ class UpstreamGenerator:
         except json.JSONDecodeError as exc:
             raise self._fail(502, "bad_response", "LLM upstream returned invalid JSON") from exc
 
-    def _fail(self, status: int, reason: str, detail: str) -> UpstreamError:
+    def _fail(
+        self, status: int, reason: str, detail: str, *, streaming: bool = False
+    ) -> UpstreamError:
         metrics.UPSTREAM_ERRORS.labels(reason).inc()
-        log_event(logger, events.UPSTREAM_FAILED, logging.WARNING, reason=reason, url=self.chat_url)
+        log_event(
+            logger,
+            events.UPSTREAM_FAILED,
+            logging.WARNING,
+            reason=reason,
+            url=self.chat_url,
+            **({"stream": True} if streaming else {}),
+        )
         return UpstreamError(status, reason, detail)
+
+
+def _transport_error(exc: httpx.HTTPError) -> tuple[int, str, str]:
+    if isinstance(exc, httpx.TimeoutException):
+        return 504, "timeout", f"LLM upstream timed out ({type(exc).__name__})"
+    return 502, "unreachable", f"LLM upstream unreachable: {type(exc).__name__}"
+
+
+class UpstreamStream:
+    """One ``stream: true`` completion: :meth:`start` sends the request and checks the
+    status; iterating yields the text deltas of choice 0 (``content``, and ``refusal`` text,
+    which a client shows as well). The stream must end with ``[DONE]`` or a
+    ``finish_reason``: a connection that just stops is a failure, never a complete answer.
+    An ``error`` event, a chunk that is not JSON, or content that is not text fail as
+    ``bad_response``. The read timeout applies between events."""
+
+    def __init__(self, generator: UpstreamGenerator, payload: dict[str, Any]) -> None:
+        self._generator = generator
+        self._payload = payload
+        self._response: httpx.Response | None = None
+        self._events: AsyncIterator[str] | None = None
+        self.finish_reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.model: str | None = None
+        self.done = False
+
+    async def start(self) -> None:
+        generator = self._generator
+        client = generator._client
+        request = client.build_request("POST", generator.chat_url, json=self._payload)
+        try:
+            self._response = await client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise self._fail(*_transport_error(exc)) from exc
+        response = self._response
+        if response.status_code >= 400:
+            try:
+                excerpt = (await response.aread())[:EXCERPT_CHARS].decode("utf-8", "replace")
+            except httpx.HTTPError:
+                excerpt = ""
+            await self.aclose()
+            raise self._fail(
+                502, "http_status", f"LLM upstream answered HTTP {response.status_code}: {excerpt}"
+            )
+        kind = response.headers.get("content-type", "")
+        if not kind.startswith("text/event-stream"):
+            await self.aclose()
+            raise self._fail(
+                502,
+                "bad_response",
+                f"LLM upstream did not stream (Content-Type {kind[:EXCERPT_CHARS]!r})",
+            )
+        self._events = _sse_data(response.aiter_lines())
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self
+
+    async def __anext__(self) -> str:
+        if self._events is None or self.done:
+            raise StopAsyncIteration
+        while True:
+            try:
+                data = await anext(self._events)
+            except StopAsyncIteration:
+                if self.finish_reason is None:
+                    raise self._fail(
+                        502, "bad_response", "LLM upstream stream ended before [DONE]"
+                    ) from None
+                self.done = True
+                raise
+            except httpx.HTTPError as exc:
+                raise self._fail(*_transport_error(exc)) from exc
+            if data == "[DONE]":
+                self.done = True
+                raise StopAsyncIteration
+            text = self._delta(data)
+            if text:
+                return text
+
+    def _delta(self, data: str) -> str:
+        try:
+            chunk = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise self._fail(
+                502, "bad_response", "LLM upstream sent an event that is not JSON"
+            ) from exc
+        if not isinstance(chunk, dict):
+            raise self._fail(
+                502, "bad_response", "LLM upstream sent an event that is not an object"
+            )
+        if "error" in chunk:
+            error = chunk["error"]
+            message = error.get("message") if isinstance(error, dict) else error
+            raise self._fail(
+                502,
+                "bad_response",
+                f"LLM upstream failed mid-stream: {str(message)[:EXCERPT_CHARS]}",
+            )
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        if isinstance(chunk.get("model"), str):
+            self.model = chunk["model"]
+        choices = chunk.get("choices") or []
+        if not isinstance(choices, list):
+            raise self._fail(502, "bad_response", "LLM upstream sent 'choices' that is not a list")
+        texts: list[str] = []
+        for choice in choices:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue  # n is 1: another choice is never shown, so never sent
+            delta = choice.get("delta") or {}
+            if not isinstance(delta, dict):
+                raise self._fail(
+                    502, "bad_response", "LLM upstream sent a delta that is not an object"
+                )
+            for key in ("content", "refusal"):
+                value = delta.get(key)
+                if value is None:
+                    continue
+                if not isinstance(value, str):
+                    raise self._fail(
+                        502, "bad_response", "LLM upstream sent a delta that cannot be scanned"
+                    )
+                texts.append(value)
+            if choice.get("finish_reason"):
+                self.finish_reason = str(choice["finish_reason"])
+        return "".join(texts)
+
+    async def aclose(self) -> None:
+        """Close the upstream response (and so its connection, when it is still streaming)."""
+        self.done = True
+        response, self._response = self._response, None
+        if response is not None:
+            await response.aclose()
+
+    def _fail(self, status: int, reason: str, detail: str) -> UpstreamError:
+        self.done = True
+        return self._generator._fail(status, reason, detail, streaming=True)
+
+
+async def _sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """The ``data`` of each server-sent event (several ``data:`` lines joined by newlines);
+    comments, ``event:``, ``id:`` and ``retry:`` fields are skipped."""
+    data: list[str] = []
+    async for line in lines:
+        if not line:
+            if data:
+                yield "\n".join(data)
+                data = []
+            continue
+        if line.startswith("data:"):
+            value = line[5:]
+            data.append(value[1:] if value.startswith(" ") else value)
+    if data:
+        yield "\n".join(data)
