@@ -2,16 +2,28 @@
 
 The LLM is a peer, not our code: this stands in for vLLM. Tests set what it answers
 (content, a whole message, an HTTP status, a delay or a raw body) and read what it got.
+A request with ``stream: true`` is answered with server-sent ``chat.completion.chunk``
+events: the role, the answer in pieces (``pieces``, or the content cut every
+``piece_chars`` characters), each after ``piece_delay`` seconds, the ``finish_reason``, the
+usage when ``stream_options.include_usage`` asks for it, and ``[DONE]``. With ``fail_after``
+the stream fails after that many pieces: an ``error`` event (``failure="event"``, as vLLM
+does) or a connection that just ends (``failure="drop"``). ``disconnects`` (from
+``JsonPeer``) notes a client that closed the connection before the end.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from support.json_peer import JsonPeer
+
+
+def sse(payload: Any) -> bytes:
+    return b"data: " + json.dumps(payload).encode() + b"\n\n"
 
 
 @dataclass
@@ -20,6 +32,12 @@ class FakeLLM(JsonPeer):
     message: dict[str, Any] | None = None  # overrides content when set
     # Computes each answer from the request (as a model would); gets the choice's index.
     responder: Callable[[dict[str, Any], int], str] | None = None
+    # Streaming (requests with "stream": true).
+    pieces: list[str] | None = None  # the streamed deltas; default: the content cut up
+    piece_chars: int = 4
+    piece_delay: float = 0.0  # seconds before each piece
+    fail_after: int | None = None  # pieces sent before the stream fails
+    failure: Literal["event", "drop"] = "event"
 
     failure_body = b'{"error": {"message": "upstream exploded"}}'
 
@@ -47,3 +65,48 @@ class FakeLLM(JsonPeer):
                 return 200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
             return 404, None
         return 200, self.completion(payload)
+
+    def text(self, payload: dict[str, Any]) -> str:
+        """The whole answer the stream carries (what a non-streaming request gets)."""
+        content = self.completion(payload)["choices"][0]["message"].get("content")
+        if isinstance(content, list):
+            return "".join(str(part.get("text", "")) for part in content)
+        return content or ""
+
+    def stream_pieces(self, payload: dict[str, Any]) -> list[str]:
+        if self.pieces is not None:
+            return list(self.pieces)
+        text = self.text(payload)
+        return [text[i : i + self.piece_chars] for i in range(0, len(text), self.piece_chars)]
+
+    def stream(self, path: str, payload: Any) -> Iterable[tuple[float, bytes]] | None:
+        if not isinstance(payload, dict) or not payload.get("stream"):
+            return None
+        return self._events(payload)
+
+    def _events(self, payload: dict[str, Any]) -> Iterator[tuple[float, bytes]]:
+        base = {
+            "id": f"chatcmpl-fake-{len(self.requests)}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": "fake-model",
+        }
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish}
+            return sse({**base, "choices": [choice]})
+
+        yield 0.0, chunk({"role": "assistant", "content": ""})
+        for sent, piece in enumerate(self.stream_pieces(payload)):
+            if self.fail_after is not None and sent >= self.fail_after:
+                if self.failure == "event":
+                    error = {"message": "upstream exploded mid-stream", "type": "server_error"}
+                    yield 0.0, sse({"error": error})
+                return
+            yield self.piece_delay, chunk({"content": piece})
+        yield 0.0, chunk({}, "stop")
+        options = payload.get("stream_options") or {}
+        if options.get("include_usage"):
+            usage = {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}
+            yield 0.0, sse({**base, "choices": [], "usage": usage})
+        yield 0.0, b"data: [DONE]\n\n"
