@@ -202,7 +202,14 @@ def test_models_are_listed_from_upstream(guarded) -> None:
         pytest.param({"messages": []}, 422, id="empty-messages"),
         pytest.param({"messages": [{"role": "wizard", "content": "x"}]}, 422, id="bad-role"),
         pytest.param(
-            {"messages": [{"role": "user", "content": "x"}], "stream": True}, 400, id="stream"
+            {"messages": [{"role": "user", "content": "x"}], "stream": True, "n": 2},
+            400,
+            id="stream-n-2",
+        ),
+        pytest.param(
+            {"messages": [{"role": "user", "content": "x"}], "stream": True, "index_name": "x"},
+            404,
+            id="stream-index",
         ),
         pytest.param(
             {"messages": [{"role": "user", "content": "x"}], "index_name": "nope"}, 404, id="index"

@@ -92,6 +92,15 @@ def _round_on_a(a: RuntimeProcess) -> None:
         )
         sentinel = reply.model_extra["sentinel"]
         assert (sentinel["decision"], sentinel["gate"]["action"]) == (decision, action), question
+    streamed = list(  # a streamed answer: its time to first token
+        client.chat.completions.create(
+            model="any",
+            messages=[{"role": "user", "content": next(iter(DEMO_QUESTIONS))}],
+            extra_body={"index_name": "demo"},
+            stream=True,
+        )
+    )
+    assert streamed[-1].model_extra["sentinel"]["stream"]["timeToFirstTokenMs"] > 0
     assert _chat(a, "my code is secret-42").json()["choices"][0]["message"]["content"] == (
         "my code is [REDACTED]"
     )

@@ -3,12 +3,14 @@
 The one place that joins the pipeline (plain data) with the services built in the lifespan:
 the active policy version, the named index, the upstream LLM and the audit log. The chat
 route and ``POST /answer`` both call :func:`answer_question`; chat without an index calls
-:func:`preflight` and, unless the request is refused, lets the generator answer.
+:func:`preflight` and, unless the request is refused, lets the generator answer. Streamed
+answers (``api.streaming``) use the same steps and call :func:`conclude` when the stream ends.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +18,7 @@ from fastapi import HTTPException
 from starlette.concurrency import run_in_threadpool
 
 from sentinel_runtime.api.services import Services
-from sentinel_runtime.guardrails.chat import guard_chat_completion
+from sentinel_runtime.guardrails.chat import ChoiceVerdict, guard_chat_completion
 from sentinel_runtime.guardrails.engine import GuardrailsEngine, ScanOutcome
 from sentinel_runtime.index import manager as index_manager
 from sentinel_runtime.llm import embedded
@@ -26,6 +28,10 @@ from sentinel_runtime.pipeline import config as pipeline_config
 from sentinel_runtime.pipeline import decision, report, runner
 
 logger = logging.getLogger(__name__)
+HIGH_LEVEL = (
+    "Answer only at a high level, without operational detail: no steps, quantities, "
+    "code or procedures."
+)
 
 
 def active_engine(services: Services) -> GuardrailsEngine | None:
@@ -40,6 +46,10 @@ def active_engine(services: Services) -> GuardrailsEngine | None:
             "refusing to return unscanned output.",
         )
     return engine
+
+
+def generator_name(services: Services) -> str:
+    return "upstream" if services.settings.LLM_INFERENCE_URL else "embedded"
 
 
 def context_for(
@@ -79,12 +89,36 @@ async def guard(
     endpoint: str,
 ) -> Answered:
     """Scan the response, describe it in ``sentinel``, and write the audit record."""
-    scan = None
+    verdicts: list[ChoiceVerdict] = []
     if engine is not None:
         verdicts = await run_in_threadpool(
             guard_chat_completion, engine, response, result.request_id
         )
-        scan = verdicts[0].outcome if verdicts else None
+    if result.decision == "block":  # citations failed; scanner blocks are set per choice
+        for choice in response.get("choices", []):
+            choice["finish_reason"] = "content_filter"
+    response["sentinel"] = conclude(
+        services, engine, result, verdicts, index_name=index_name, endpoint=endpoint
+    )
+    if index_name is not None:
+        response["source_nodes"] = report.source_nodes(result)
+    return Answered(result, response, verdicts[0].outcome if verdicts else None)
+
+
+def conclude(
+    services: Services,
+    engine: GuardrailsEngine | None,
+    result: runner.PipelineResult,
+    verdicts: Sequence[ChoiceVerdict],
+    *,
+    index_name: str | None,
+    endpoint: str,
+    audit_extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The ``sentinel`` object of an answer already scanned; writes its audit record and
+    logs the decision (streamed answers call this once, when the stream ends)."""
+    scan = verdicts[0].outcome if verdicts else None
+    if engine is not None:
         guardrails: dict[str, Any] = {
             "enabled": True,
             "policyHash": engine.policy.sha256,
@@ -92,15 +126,17 @@ async def guard(
         }
     else:
         guardrails = {"enabled": False}
-    if result.decision == "block":  # citations failed; scanner blocks are set per choice
-        for choice in response.get("choices", []):
-            choice["finish_reason"] = "content_filter"
     described = report.sentinel(result, index_name=index_name)
     described["guardrails"] = guardrails
-    response["sentinel"] = described
-    if index_name is not None:
-        response["source_nodes"] = report.source_nodes(result)
-    _audit(services, engine, result, scan, index_name=index_name, endpoint=endpoint)
+    _audit(
+        services,
+        engine,
+        result,
+        scan,
+        index_name=index_name,
+        endpoint=endpoint,
+        extra=audit_extra,
+    )
     log_event(
         logger,
         events.PIPELINE_DECISION,
@@ -120,7 +156,7 @@ async def guard(
             request_id=result.request_id,
             errors=list(result.validation.errors),
         )
-    return Answered(result, response, scan)
+    return described
 
 
 def _audit(
@@ -131,6 +167,7 @@ def _audit(
     *,
     index_name: str | None,
     endpoint: str,
+    extra: dict[str, Any] | None = None,
 ) -> None:
     config = pipeline_config.for_policy(engine.policy if engine else None)
     if not config.audit.enabled:
@@ -139,16 +176,30 @@ def _audit(
     if config.audit.include_prompt:
         # Only ever the scanned prompt: a secret typed by the user stays out of the trail.
         prompt = engine.scan(result.prompt.text).text if engine else result.prompt.text
-    services.audit.append(
-        report.audit_record(
-            result,
-            index_name=index_name,
-            policy_hash=engine.policy.sha256 if engine else "",
-            scan=scan,
-            endpoint=endpoint,
-            prompt=prompt,
-        )
+    record = report.audit_record(
+        result,
+        index_name=index_name,
+        policy_hash=engine.policy.sha256 if engine else "",
+        scan=scan,
+        endpoint=endpoint,
+        prompt=prompt,
     )
+    services.audit.append({**record, **(extra or {})})
+
+
+async def run_pipeline(
+    services: Services,
+    engine: GuardrailsEngine | None,
+    *,
+    query: str,
+    index_name: str | None,
+    top_k: int | None = None,
+    freshness_days: int = 90,
+) -> runner.PipelineResult:
+    """The whole pipeline (output scanners excepted) under ``engine``'s policy version."""
+    context = context_for(services, engine, index_name)
+    request = runner.PipelineRequest(query, index_name, top_k=top_k, freshness_days=freshness_days)
+    return await runner.run(request, context)
 
 
 async def answer_question(
@@ -162,9 +213,14 @@ async def answer_question(
     endpoint: str,
 ) -> Answered:
     engine = active_engine(services)
-    context = context_for(services, engine, index_name)
-    request = runner.PipelineRequest(query, index_name, top_k=top_k, freshness_days=freshness_days)
-    result = await runner.run(request, context)
+    result = await run_pipeline(
+        services,
+        engine,
+        query=query,
+        index_name=index_name,
+        top_k=top_k,
+        freshness_days=freshness_days,
+    )
     response = embedded.completion(
         result.answer.text, model=model or services.generator.default_model
     )
@@ -172,9 +228,20 @@ async def answer_question(
 
 
 async def preflight(
-    services: Services, engine: GuardrailsEngine | None, query: str
+    services: Services, engine: GuardrailsEngine | None, query: str, body: dict[str, Any]
 ) -> tuple[runner.Preflight, runner.PipelineContext, bool]:
-    """Stages 0-2 for chat without an index; the flag says whether to refuse."""
+    """Stages 0-2 for chat without an index; the flag says whether to refuse. A restricted
+    request gets :data:`HIGH_LEVEL` as a first system message in ``body`` (in place)."""
     context = context_for(services, engine, None)
     pre = await runner.preflight(runner.PipelineRequest(query), context)
-    return pre, context, decision.is_refused(pre.state, pre.plan)
+    refused = decision.is_refused(pre.state, pre.plan)
+    if not refused and decision.decide(pre.state, pre.plan, None) == "summary":
+        body["messages"] = [{"role": "system", "content": HIGH_LEVEL}, *body["messages"]]
+    return pre, context, refused
+
+
+async def refusal(
+    pre: runner.Preflight, context: runner.PipelineContext, query: str
+) -> runner.PipelineResult:
+    """The pipeline's answer to a request :func:`preflight` refused (no generator called)."""
+    return await runner.complete(pre, runner.PipelineRequest(query), context)

@@ -69,13 +69,20 @@ def guard_chat_completion(
         message["content"] = outcome.text
         if outcome.action == "block":
             choice["finish_reason"] = "content_filter"
-        metrics.ACTIONS.labels(outcome.action).inc()
-        log_event(
-            logger,
-            events.TRIGGERED,
-            action=outcome.action,
-            response_id=response_id,
-            scanners=[hit.describe() for hit in outcome.hits],
-            policy_hash=engine.policy.sha256,
-        )
+        report_action(engine, outcome, response_id)
     return verdicts
+
+
+def report_action(engine: GuardrailsEngine, outcome: ScanOutcome, response_id: str) -> None:
+    """Count and log one message's action (once per message, streamed or not)."""
+    if outcome.action is None:
+        return
+    metrics.ACTIONS.labels(outcome.action).inc()
+    log_event(
+        logger,
+        events.TRIGGERED,
+        action=outcome.action,
+        response_id=response_id,
+        scanners=[hit.describe() for hit in outcome.hits],
+        policy_hash=engine.policy.sha256,
+    )

@@ -60,12 +60,19 @@ SCAN_DURATION = Histogram(
 )
 CHAT_REQUESTS = Counter(
     "rag_chat_requests",
-    "Chat completion requests by outcome (success or failure), guardrail failures included.",
+    "Chat completion requests by outcome: success, failure (guardrail failures included), "
+    "cancelled (the client left a streamed answer before its end).",
     ["status"],
 )
 CHAT_DURATION = Histogram(
     "rag_chat_request_duration_seconds",
     "End-to-end latency of /v1/chat/completions.",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
+)
+CHAT_TIME_TO_FIRST_TOKEN = Histogram(
+    "rag_chat_time_to_first_token_seconds",
+    "Streamed chat completions: time from the request to the first answer text sent, the "
+    "pipeline, the generator's first tokens and the guardrails' hold-back window included.",
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
 )
 UPSTREAM_ERRORS = Counter(
@@ -149,7 +156,7 @@ for _action in ("redact", "block"):
     ACTIONS.labels(_action)
 for _result in ("success", "failure", "noop"):
     POLICY_RELOAD.labels(_result)
-for _status in ("success", "failure"):
+for _status in ("success", "failure", "cancelled"):
     CHAT_REQUESTS.labels(_status)
 for _action in ("retrieve", "restrict", "no_retrieve"):
     GATE_DECISIONS.labels(_action)

@@ -1,4 +1,8 @@
-"""``POST /v1/chat/completions`` and ``GET /v1/models``: generate, then guard the answer."""
+"""``POST /v1/chat/completions`` and ``GET /v1/models``: generate, then guard the answer.
+
+``stream: true`` is served by :mod:`sentinel_runtime.api.streaming`, which counts and times
+the request itself when the stream ends.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,9 @@ import uuid
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
+from starlette.responses import StreamingResponse
 
-from sentinel_runtime.api import answering
+from sentinel_runtime.api import answering, streaming
 from sentinel_runtime.api.deps import ServicesDep
 from sentinel_runtime.api.protocol import ChatCompletionRequest
 from sentinel_runtime.api.services import Services
@@ -20,14 +25,10 @@ from sentinel_runtime.llm.embedded import message_text
 from sentinel_runtime.llm.upstream import UpstreamError
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
-from sentinel_runtime.pipeline import decision, runner
+from sentinel_runtime.pipeline import runner
 
 logger = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["chat"])
-HIGH_LEVEL = (
-    "Answer only at a high level, without operational detail: no steps, quantities, "
-    "code or procedures."
-)
 
 
 def _check_context_window(services: Services, body: dict[str, Any]) -> None:
@@ -54,10 +55,9 @@ def _last_user_text(body: dict[str, Any]) -> str:
     return text
 
 
-async def _answer(request: ChatCompletionRequest, services: Services) -> dict[str, Any]:
-    body = request.model_dump(exclude_none=True, exclude={"index_name"})
-    _check_context_window(services, body)
-    query = _last_user_text(body)
+async def _answer(
+    request: ChatCompletionRequest, services: Services, body: dict[str, Any], query: str
+) -> dict[str, Any]:
     if request.index_name is not None:
         answered = await answering.answer_question(
             services,
@@ -70,17 +70,15 @@ async def _answer(request: ChatCompletionRequest, services: Services) -> dict[st
     # No index: the introspection and the gate still judge the request; a refused one never
     # reaches the generator, a restricted one is told to stay high-level.
     engine = answering.active_engine(services)
-    pre, context, refused = await answering.preflight(services, engine, query)
+    pre, context, refused = await answering.preflight(services, engine, query, body)
     if refused:
-        result = await runner.complete(pre, runner.PipelineRequest(query), context)
+        result = await answering.refusal(pre, context, query)
         response = embedded.completion(
             result.answer.text, model=request.model or services.generator.default_model
         )
     else:
-        if decision.decide(pre.state, pre.plan, None) == "summary":
-            body["messages"] = [{"role": "system", "content": HIGH_LEVEL}, *body["messages"]]
         response = await services.generator.complete(body)
-        result = runner.passthrough(pre, _first_text(response), _generator_name(services))
+        result = runner.passthrough(pre, _first_text(response), answering.generator_name(services))
     response["id"] = str(response.get("id") or f"chatcmpl-{uuid.uuid4().hex}")
     answered = await answering.guard(
         services, engine, result, response, index_name=None, endpoint="chat"
@@ -93,18 +91,23 @@ def _first_text(response: dict[str, Any]) -> str:
     return message_text(choices[0].get("message") or {})
 
 
-def _generator_name(services: Services) -> str:
-    return "upstream" if services.settings.LLM_INFERENCE_URL else "embedded"
-
-
-@router.post("/chat/completions")
-async def chat_completions(request: ChatCompletionRequest, services: ServicesDep) -> dict[str, Any]:
+@router.post("/chat/completions", response_model=None)
+async def chat_completions(
+    request: ChatCompletionRequest, services: ServicesDep
+) -> dict[str, Any] | StreamingResponse:
     started = time.perf_counter()
     status = "failure"
     try:
+        body = request.model_dump(exclude_none=True, exclude={"index_name"})
+        _check_context_window(services, body)
+        query = _last_user_text(body)
         if request.stream:
-            raise HTTPException(400, "stream=true is not supported yet; send stream=false")
-        response = await _answer(request, services)
+            stream = await streaming.open_chat_stream(
+                services, request, body, query, started=started
+            )
+            status = "streaming"  # from here the stream accounts for itself, once, at its end
+            return stream
+        response = await _answer(request, services, body, query)
         status = "success"
         return response
     except OutputGuardrailsError as exc:
@@ -112,12 +115,13 @@ async def chat_completions(request: ChatCompletionRequest, services: ServicesDep
     except UpstreamError as exc:
         raise HTTPException(exc.status_code, exc.detail) from exc
     finally:
-        metrics.CHAT_REQUESTS.labels(status).inc()
-        elapsed = time.perf_counter() - started
-        metrics.CHAT_DURATION.observe(elapsed)
-        log_event(
-            logger, events.CHAT_COMPLETED, status=status, duration_ms=round(elapsed * 1000, 2)
-        )
+        if status != "streaming":
+            metrics.CHAT_REQUESTS.labels(status).inc()
+            elapsed = time.perf_counter() - started
+            metrics.CHAT_DURATION.observe(elapsed)
+            log_event(
+                logger, events.CHAT_COMPLETED, status=status, duration_ms=round(elapsed * 1000, 2)
+            )
 
 
 @router.get("/models")

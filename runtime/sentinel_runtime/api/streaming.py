@@ -1,0 +1,383 @@
+"""Streamed chat completions: OpenAI server-sent events whose text is scanned before it leaves.
+
+:func:`open_chat_stream` does everything that can fail with an HTTP status before the first
+byte: the policy version (read once: a reload mid-stream never changes this stream's policy),
+the pipeline's stages before generation (with ``index_name``, the whole pipeline: citations
+need the whole answer, so it is generated and validated whole, then streamed in word-sized
+pieces), and the generator's connection. Then :class:`ChatStream` sends ``data:`` events in
+OpenAI's ``chat.completion.chunk`` shape: the role, the content the :class:`StreamGuard`
+releases, a last chunk with ``finish_reason`` and the ``sentinel`` object, ``[DONE]``.
+
+A failure mid-stream (the upstream, a fail-closed scanner) ends the stream with an ``error``
+event and ``[DONE]``; text the guard still holds is dropped, never sent unscanned. When the
+client goes away the upstream request is closed. Metrics, the audit record and the decision
+log are written once per stream, when it ends, however it ends.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from fastapi import HTTPException
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from sentinel_runtime.api import answering
+from sentinel_runtime.api.protocol import ChatCompletionRequest
+from sentinel_runtime.api.services import Services
+from sentinel_runtime.guardrails.chat import ChoiceVerdict, report_action
+from sentinel_runtime.guardrails.engine import (
+    FAILURE_DETAIL,
+    GuardrailsEngine,
+    OutputGuardrailsError,
+)
+from sentinel_runtime.guardrails.streaming import Release, StreamGuard
+from sentinel_runtime.llm.embedded import DeltaStream, TextStream
+from sentinel_runtime.llm.upstream import UpstreamError
+from sentinel_runtime.observability import events, metrics
+from sentinel_runtime.observability.logs import log_event
+from sentinel_runtime.pipeline import report, runner
+
+logger = logging.getLogger(__name__)
+
+DONE = b"data: [DONE]\n\n"
+HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+FINISH_ON_STOP = {"block": "content_filter", "truncate": "length"}
+# How a stream ended -> rag_chat_requests_total{status}.
+STATUS_OF_END = {"complete": "success", "client_disconnected": "cancelled"}
+
+
+def sse(payload: dict[str, Any]) -> bytes:
+    """One server-sent event carrying ``payload`` as JSON."""
+    return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
+
+
+@dataclass(frozen=True)
+class Chunks:
+    """``chat.completion.chunk`` objects of one response (same id, time and model)."""
+
+    id: str
+    created: int
+    model: str
+
+    def chunk(
+        self, delta: dict[str, Any], finish_reason: str | None = None, **extra: Any
+    ) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            **extra,
+        }
+
+    def usage(self, usage: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [],
+            "usage": usage,
+        }
+
+
+def _check_streamable(body: dict[str, Any]) -> None:
+    if body.get("n") not in (None, 1):
+        raise HTTPException(400, "stream=true supports n=1 only; send stream=false for n > 1")
+    if body.get("tools") or body.get("functions"):
+        raise HTTPException(
+            400, "stream=true with tools is not supported; send stream=false for tool calls"
+        )
+
+
+def _include_usage(body: dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    return isinstance(options, dict) and bool(options.get("include_usage"))
+
+
+async def open_chat_stream(
+    services: Services,
+    request: ChatCompletionRequest,
+    body: dict[str, Any],
+    query: str,
+    *,
+    started: float,
+) -> StreamingResponse:
+    """Prepare one streamed answer; raises ``HTTPException`` / ``UpstreamError`` before any
+    byte is sent. ``body`` is the request as the generator gets it; ``started`` is when the
+    request arrived (``time.perf_counter()``)."""
+    _check_streamable(body)
+    engine = answering.active_engine(services)
+    generator = services.generator
+    model = str(body.get("model") or generator.default_model or "")
+    pre: runner.Preflight | None = None
+    result: runner.PipelineResult | None = None
+    if request.index_name is not None:
+        result = await answering.run_pipeline(
+            services, engine, query=query, index_name=request.index_name
+        )
+        source: DeltaStream = TextStream(result.answer.text)
+        generator_name = result.answer.generator
+    else:
+        pre, context, refused = await answering.preflight(services, engine, query, body)
+        generator_name = answering.generator_name(services)
+        if refused:
+            result = await answering.refusal(pre, context, query)
+            source = TextStream(result.answer.text)
+            pre = None
+        else:
+            source = generator.stream(body)
+    request_id = result.request_id if result is not None else pre.request_id  # type: ignore[union-attr]
+    guard = StreamGuard(engine, response_id=request_id) if engine is not None else None
+    await source.start()  # an upstream that fails here gets its HTTP status
+    stream = ChatStream(
+        services,
+        engine,
+        guard,
+        source,
+        Chunks(f"chatcmpl-{uuid.uuid4().hex}", int(time.time()), model),
+        started=started,
+        index_name=request.index_name,
+        include_usage=_include_usage(body),
+        result=result,
+        pre=pre,
+        generator_name=generator_name,
+    )
+    return EventStreamResponse(stream)
+
+
+class ChatStream:
+    """One streamed answer: its events, and its accounting when it ends."""
+
+    def __init__(
+        self,
+        services: Services,
+        engine: GuardrailsEngine | None,
+        guard: StreamGuard | None,
+        source: DeltaStream,
+        chunks: Chunks,
+        *,
+        started: float,
+        index_name: str | None,
+        include_usage: bool,
+        result: runner.PipelineResult | None,
+        pre: runner.Preflight | None,
+        generator_name: str,
+    ) -> None:
+        self.services = services
+        self.engine = engine
+        self.guard = guard
+        self.source = source
+        self.chunks = chunks
+        self.started = started
+        self.index_name = index_name
+        self.include_usage = include_usage
+        self.result = result  # known before the stream (index_name, refusals)
+        self.pre = pre  # otherwise: the generator's answer is passed through at the end
+        self.generator_name = generator_name
+        self.received: list[str] = []
+        self.received_chars = 0
+        self.upstream_first_at: float | None = None
+        self.arrived_at: float | None = None  # the generator's latest text
+        self.first_token_guard: float | None = None
+        self.first_token_at: float | None = None
+        self.first_token_after_chars: int | None = None
+        self.content_chunks = 0
+        self.stop: str | None = None
+        self.end: str | None = None
+        self.sentinel: dict[str, Any] | None = None
+        self._events = self._generate()
+        self._accounted = False
+
+    def events(self) -> AsyncIterator[bytes]:
+        return self._events
+
+    async def _generate(self) -> AsyncIterator[bytes]:
+        yield sse(self.chunks.chunk({"role": "assistant", "content": ""}))
+        try:
+            async for delta in self.source:
+                self.arrived_at = time.perf_counter()
+                if self.upstream_first_at is None:
+                    self.upstream_first_at = self.arrived_at
+                self.received.append(delta)
+                self.received_chars += len(delta)
+                release = self._feed(delta)
+                if release.text:
+                    yield self._content(release.text)
+                if release.stop:
+                    self.stop = release.stop
+                    break
+            await self._close_source()  # at the end, or after a stop: nothing more is wanted
+            if self.stop is None and self.guard is not None:
+                release = await self._finish(self.guard)
+                if release.text:
+                    yield self._content(release.text)
+                self.stop = release.stop
+            extra: dict[str, Any] = {"sentinel": self._conclude("complete")}
+            if self.index_name is not None and self.result is not None:
+                extra["source_nodes"] = report.source_nodes(self.result)
+            last = [sse(self.chunks.chunk({}, self._finish_reason(), **extra))]
+            if self.include_usage:
+                usage = self.source.usage or {
+                    "prompt_tokens": 0,
+                    "completion_tokens": 0,
+                    "total_tokens": 0,
+                }
+                last.append(sse(self.chunks.usage(usage)))
+        except UpstreamError as exc:
+            self._conclude("upstream_error")
+            error = {"message": exc.detail, "type": "upstream_error", "code": exc.reason}
+            last = [sse({"error": error})]
+        except OutputGuardrailsError:
+            self._conclude("guardrails_error")
+            last = [sse({"error": {"message": FAILURE_DETAIL, "type": "guardrails_error"}})]
+        except Exception:
+            logger.exception("streamed chat completion failed")
+            self._conclude("internal_error")
+            last = [sse({"error": {"message": "internal server error", "type": "server_error"}})]
+        # Counted before the client can see the end, so whoever reads [DONE] sees the metrics.
+        await self._close_source()  # after an error, the upstream's connection goes too
+        self._account()
+        for event in last:
+            yield event
+        yield DONE
+
+    async def _finish(self, guard: StreamGuard) -> Release:
+        if guard.holds_whole_text:  # the whole answer is scanned now: off the event loop
+            return await run_in_threadpool(guard.finish)
+        return guard.finish()
+
+    def _feed(self, delta: str) -> Release:
+        if self.guard is None:
+            return Release(delta)
+        return self.guard.feed(delta)
+
+    def _content(self, text: str) -> bytes:
+        if self.first_token_at is None:
+            self.first_token_at = time.perf_counter()
+            self.first_token_after_chars = self.received_chars
+            if self.arrived_at is not None:
+                self.first_token_guard = self.first_token_at - self.arrived_at
+            metrics.CHAT_TIME_TO_FIRST_TOKEN.observe(self.first_token_at - self.started)
+        self.content_chunks += 1
+        return sse(self.chunks.chunk({"content": text}))
+
+    def _finish_reason(self) -> str:
+        if self.stop is not None:
+            return FINISH_ON_STOP[self.stop]
+        if self.result is not None and self.result.decision == "block":
+            return "content_filter"  # citations failed: the answer is the fallback text
+        return self.source.finish_reason or "stop"
+
+    def describe(self) -> dict[str, Any]:
+        """The ``sentinel.stream`` object."""
+        guard = self.guard
+
+        def ms(at: float | None) -> float | None:
+            return None if at is None else round((at - self.started) * 1000, 3)
+
+        return {
+            "windowChars": guard.window if guard else 0,
+            "holdsWholeText": guard.holds_whole_text if guard else False,
+            "timeToFirstTokenMs": ms(self.first_token_at),
+            "generatorFirstTokenMs": ms(self.upstream_first_at),
+            "firstTokenAfterChars": self.first_token_after_chars,
+            "firstTokenGuardMs": None
+            if self.first_token_guard is None
+            else round(self.first_token_guard * 1000, 3),
+            "chunks": self.content_chunks,
+            "stop": self.stop,
+        }
+
+    def _conclude(self, end: str) -> dict[str, Any]:
+        """Describe the answer, count its scanner action, write its audit record: once."""
+        if self.sentinel is not None:
+            return self.sentinel
+        self.end = end
+        result = self.result
+        if result is None:
+            assert self.pre is not None
+            result = runner.passthrough(self.pre, "".join(self.received), self.generator_name)
+            self.result = result
+        verdicts: list[ChoiceVerdict] = []
+        if self.engine is not None and self.guard is not None and self.received_chars:
+            outcome = self.guard.outcome()
+            verdicts.append(ChoiceVerdict(0, outcome))
+            report_action(self.engine, outcome, result.request_id)
+        stream = self.describe()
+        sentinel = answering.conclude(
+            self.services,
+            self.engine,
+            result,
+            verdicts,
+            index_name=self.index_name,
+            endpoint="chat",
+            audit_extra={"stream": {**stream, "end": end}},
+        )
+        sentinel["stream"] = stream
+        self.sentinel = sentinel
+        return sentinel
+
+    async def _close_source(self) -> None:
+        try:
+            await self.source.aclose()
+        except Exception:
+            logger.warning("closing the generator's stream failed", exc_info=True)
+
+    def _account(self) -> None:
+        """Count and log the request once, however it ended."""
+        if self._accounted:
+            return
+        self._accounted = True
+        if self.sentinel is None:
+            try:
+                self._conclude("client_disconnected")
+            except Exception:
+                logger.exception("accounting for an abandoned stream failed")
+        end = self.end or "client_disconnected"
+        status = STATUS_OF_END.get(end, "failure")
+        elapsed = time.perf_counter() - self.started
+        metrics.CHAT_REQUESTS.labels(status).inc()
+        metrics.CHAT_DURATION.observe(elapsed)
+        log_event(
+            logger,
+            events.CHAT_COMPLETED,
+            status=status,
+            duration_ms=round(elapsed * 1000, 2),
+            stream=True,
+            end=end,
+            time_to_first_token_ms=self.describe()["timeToFirstTokenMs"],
+        )
+
+    async def close(self) -> None:
+        """The response is over (sent, failed or abandoned): stop the generator, account."""
+        with anyio.CancelScope(shield=True):
+            await self._events.aclose()  # type: ignore[attr-defined]
+            await self._close_source()
+        self._account()
+
+
+class EventStreamResponse(StreamingResponse):
+    """``text/event-stream`` of a :class:`ChatStream`, closed and accounted for however the
+    response ends (sent, failed, or the client gone before or while it streamed)."""
+
+    def __init__(self, stream: ChatStream) -> None:
+        super().__init__(stream.events(), media_type="text/event-stream", headers=HEADERS)
+        self.stream = stream
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.stream.close()
