@@ -1,0 +1,204 @@
+"""The governance facade the HTTP API calls: one method per operation, sessions by id.
+
+:class:`Governance` keeps the active rulebase (a bad ``tools`` section keeps the previous one,
+as the policy's hot reload does), the sessions' fact stores and the tool client. Each method
+takes a session id and plain JSON-able values, and returns a result with ``describe()``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sentinel_runtime.governance import rulebase as rulebase_mod
+from sentinel_runtime.governance.extraction import to_const
+from sentinel_runtime.governance.facts import Fact, SessionStore
+from sentinel_runtime.governance.guard import GuardedTools, Verdict, check_call
+from sentinel_runtime.governance.rulebase import Rulebase, RulebaseError
+from sentinel_runtime.governance.solver import Budget, Result, solve
+from sentinel_runtime.governance.syntax import ClauseSyntaxError, Variable, parse_atom
+from sentinel_runtime.governance.tools import ToolClient, ToolError
+from sentinel_runtime.guardrails.policy import Policy
+
+
+class GovernanceError(ValueError):
+    """A request the governance layer refuses (no rulebase, unknown context, bad fact);
+    ``kind`` lets the API choose its status code."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Invocation:
+    verdict: Verdict
+    result: Any = None
+    error: ToolError | None = None
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"verdict": self.verdict.describe()}
+        if self.verdict.allowed and self.error is None:
+            out["result"] = self.result
+        if self.error is not None:
+            out["error"] = {"kind": self.error.kind, "message": str(self.error)}
+        return out
+
+
+class Governance:
+    def __init__(
+        self, sessions: SessionStore | None = None, client: ToolClient | None = None
+    ) -> None:
+        self.sessions = sessions or SessionStore()
+        self.client = client or ToolClient()
+        self.rulebase: Rulebase | None = None
+        self.error: RulebaseError | None = None  # the last load's, while the previous serves
+
+    # -- the rulebase --------------------------------------------------------------------
+
+    def load(self, policy: Policy | None, source: str | None = None) -> Rulebase | None:
+        """Follow the active policy: its rulebase becomes active; a bad ``tools`` section is
+        recorded in ``error`` and the previous rulebase stays active."""
+        try:
+            loaded = rulebase_mod.for_policy(policy, source)
+        except RulebaseError as exc:
+            self.error = exc
+            return self.rulebase
+        self.rulebase, self.error = loaded, None
+        return loaded
+
+    def _active(self) -> Rulebase:
+        if self.rulebase is None:
+            raise GovernanceError("unavailable", "the policy has no valid tools section")
+        return self.rulebase
+
+    # -- operations ------------------------------------------------------------------------
+
+    async def query(self, session_id: str, goal: str, max_answers: int = 20) -> Result:
+        """Prove a symbolic goal in a session, calling data tools through their guards."""
+        rulebase = self._active()
+        store = self.sessions.get(session_id)
+        budget = Budget.of(rulebase.limits)
+        tools = GuardedTools(rulebase, store, self.client)
+        try:
+            return await solve(
+                rulebase,
+                store,
+                goal,
+                tools.solver_invoker(budget),
+                max_answers=max_answers,
+                budget=budget,
+            )
+        except rulebase_mod.GoalError as exc:
+            raise GovernanceError("invalid_goal", str(exc)) from exc
+
+    def facts(self, session_id: str) -> dict[str, Any]:
+        self._active()
+        store = self.sessions.get(session_id)
+        return {**store.snapshot(), "summary": self.summary(session_id)}
+
+    def summary(self, session_id: str) -> str:
+        """The text for the LLM's prompt context."""
+        rulebase = self._active()
+        store = self.sessions.get(session_id)
+        askables = {str(a.pattern): a.question for a in rulebase.askables.values()}
+        return store.summary(rulebase.contexts, askables)
+
+    def bind(
+        self, session_id: str, name: str, value: Any, *, trusted: bool = False
+    ) -> dict[str, Any]:
+        """Bind or rebind a context name (a focus shift). In strict mode the value must be
+        established by facts, like a tool argument, unless the application itself binds it
+        (``trusted``: the logged-in user at the start of a session)."""
+        rulebase = self._active()
+        if name not in rulebase.contexts:
+            known = ", ".join(sorted(rulebase.contexts)) or "none"
+            raise GovernanceError("unknown_context", f"unknown context {name!r} (known: {known})")
+        constant = to_const(value)
+        if constant is None:
+            raise GovernanceError("invalid_value", "a context value is a string or a number")
+        store = self.sessions.get(session_id)
+        if not trusted and rulebase.strict and constant not in store.established_values():
+            raise GovernanceError(
+                "not_established", f"strict mode: {value!r} is not a value established by facts"
+            )
+        previous = store.bind(name, constant)
+        return {"context": name, "value": constant, "previous": previous}
+
+    def seed(self, session_id: str, fact: str) -> Fact:
+        """A fact the application vouches for (the logged-in user): a declared facts entry."""
+        return self._assert(session_id, fact, "fact", "seed")
+
+    def answer(self, session_id: str, fact: str) -> Fact:
+        """The user's answer to an askable question, e.g. ``user_confirms_refund(u1, bk1)``."""
+        return self._assert(session_id, fact, "askable", "user")
+
+    def _assert(self, session_id: str, text: str, kind: str, source: str) -> Fact:
+        rulebase = self._active()
+        try:
+            atom = parse_atom(text)
+        except ClauseSyntaxError as exc:
+            raise GovernanceError("invalid_fact", str(exc)) from exc
+        if rulebase.kinds.get(atom.predicate) != kind:
+            what = "an askable" if kind == "askable" else "a declared fact"
+            raise GovernanceError("invalid_fact", f"{atom.predicate} is not {what} predicate")
+        arity = rulebase.arity[atom.predicate]
+        if arity != atom.arity:
+            raise GovernanceError("invalid_fact", f"{atom.predicate} has {arity} arguments")
+        store = self.sessions.get(session_id)
+        values = []
+        for arg in atom.args:
+            if isinstance(arg, Variable):
+                raise GovernanceError("invalid_fact", f"{text} is not ground ({arg} is a variable)")
+            is_context = isinstance(arg, str) and arg in rulebase.contexts
+            values.append(store.contexts.get(arg, arg) if is_context else arg)  # type: ignore[arg-type]
+        return store.add(atom.predicate, values, source)  # type: ignore[arg-type]
+
+    async def check(self, session_id: str, tool: str, arguments: Mapping[str, Any]) -> Verdict:
+        """Would this call be allowed now? (Data the guard needs is fetched, guarded.)"""
+        rulebase = self._active()
+        store = self.sessions.get(session_id)
+        budget = Budget.of(rulebase.limits)
+        tools = GuardedTools(rulebase, store, self.client)
+        return await check_call(
+            rulebase, store, tool, arguments, tools.solver_invoker(budget), budget=budget
+        )
+
+    async def invoke(self, session_id: str, tool: str, arguments: Mapping[str, Any]) -> Invocation:
+        """Guarded invocation: the verdict, and the tool's result when allowed (a data tool's
+        result also becomes facts of the session)."""
+        rulebase = self._active()
+        store = self.sessions.get(session_id)
+        tools = GuardedTools(rulebase, store, self.client)
+        try:
+            verdict, result = await tools.invoke(tool, arguments)
+        except ToolError as exc:
+            verdict = Verdict(True, tool, dict(arguments), "allowed; the call failed")
+            return Invocation(verdict, error=exc)
+        return Invocation(verdict, result)
+
+    async def check_tool_calls(
+        self, session_id: str, tool_calls: Sequence[Mapping[str, Any]]
+    ) -> list[Verdict]:
+        """Verdicts for an assistant message's OpenAI ``tool_calls`` (arguments are a JSON
+        string there); one that does not parse is blocked."""
+        verdicts = []
+        for call in tool_calls:
+            function = call.get("function") or {}
+            name = str(function.get("name", ""))
+            raw = function.get("arguments") or "{}"
+            try:
+                arguments = json.loads(raw) if isinstance(raw, str) else dict(raw)
+            except (ValueError, TypeError):
+                verdicts.append(Verdict(False, name, {}, "the arguments are not a JSON object"))
+                continue
+            if not isinstance(arguments, dict):
+                verdicts.append(Verdict(False, name, {}, "the arguments are not a JSON object"))
+                continue
+            verdicts.append(await self.check(session_id, name, arguments))
+        return verdicts
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
