@@ -1,28 +1,15 @@
-"""Fixtures: the airline sample's tool server on loopback and its policy pointed at it."""
+"""Fixtures: the airline sample's tool server on loopback and its rulebase pointed at it."""
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from sentinel_runtime.governance.rulebase import Rulebase, parse_rulebase
-
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "samples" / "airline"
-
-
-def load_tool_server_module() -> Any:
-    spec = importlib.util.spec_from_file_location("airline_tool_server", SAMPLE / "tool_server.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from support.airline import airline_section, load_tool_server_module
 
 
 @pytest.fixture
@@ -33,13 +20,6 @@ def airline_server() -> Iterator[Any]:
     yield server
     server.shutdown()
     server.server_close()
-
-
-def airline_section(base_url: str) -> dict[str, Any]:
-    document = yaml.safe_load((SAMPLE / "guardrails.yaml").read_text(encoding="utf-8"))
-    section = document["tools"]
-    section["baseUrl"] = base_url
-    return section
 
 
 @pytest.fixture

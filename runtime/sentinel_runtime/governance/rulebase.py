@@ -691,6 +691,7 @@ class _Builder:
             args = self._arguments(fields.get("args", (None, {})), path, variables, "binding")
             inputs = {t.name for t in args.values() if isinstance(t, Variable)}
             extract: dict[str, JsonPath] = {}
+            named: set[str] = set()
             raw_extract = fields.get("extract", ("extract", {}))
             for var, text in self._mapping(
                 raw_extract[1], (*path, raw_extract[0]), "extract"
@@ -704,10 +705,11 @@ class _Builder:
                     self.error(
                         f"{var} is an input (in args); it cannot also be extracted", where, key=True
                     )
+                named.add(str(var))
                 compiled = self._path(text, where, fan_out=False)
                 if compiled is not None:
                     extract[str(var)] = compiled
-            for name in sorted(variables - inputs - set(extract)):
+            for name in sorted(variables - inputs - named):
                 self.error(
                     f"variable {name} of {atom} is neither in args nor in extract",
                     (*path, fields["fact"][0]),

@@ -903,6 +903,8 @@ async def solve(
         bound = run.bound or limit_hit or ("depth" if run.depth_hit else None)
         if len(found.answers) >= max_answers or not run.pending or run.bound is not None:
             break
+        if limit_hit == "time":
+            break
         pending = list(run.pending.values())
         if invoke is None:
             for call in pending:
@@ -919,7 +921,10 @@ async def solve(
         if pending and await _fetch_all(
             rulebase, store, pending, invoke, budget=budget, failed=failed
         ):
+            # Out of time: one last pass over what did arrive, then stop.
             limit_hit = "time"
+            for call in run.pending.values():
+                failed.setdefault(call_key(call.tool, call.arguments), "the time limit was reached")
     return _result(
         text, run, found, bound, calls=calls, passes=passes, elapsed=time.monotonic() - started
     )
@@ -1027,6 +1032,7 @@ def _result(
             "proven",
             text,
             tuple(found.answers),
+            bound=bound,  # with answers: the list may be incomplete
             tool_calls=calls,
             passes=passes,
             elapsed=elapsed,
