@@ -19,6 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]  # bench helpers, test support servers
 
+import governance  # noqa: E402
 import harm_speed  # noqa: E402
 import index_build  # noqa: E402
 import injection_speed  # noqa: E402
@@ -31,7 +32,16 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer iterations (smoke run)")
     parser.add_argument(
         "--only",
-        choices=["scanners", "reload", "operator", "index", "rag", "harm", "injection"],
+        choices=[
+            "scanners",
+            "reload",
+            "operator",
+            "index",
+            "rag",
+            "harm",
+            "injection",
+            "governance",
+        ],
         help="run one benchmark instead of all",
     )
     args = parser.parse_args()
@@ -49,6 +59,9 @@ def main() -> int:
         print()
     if args.only in (None, "injection"):
         print(injection_speed.run(quick=args.quick), flush=True)
+        print()
+    if args.only in (None, "governance"):
+        print(governance.run(quick=args.quick), flush=True)
         print()
     if args.only in (None, "rag"):
         import rag_pipeline
