@@ -114,7 +114,8 @@ class FactStore:
         self.max_facts = max_facts
         self.version = 0  # bumped on every change; lets callers cache by it
         self._facts: dict[str, dict[tuple[Const, ...], Fact]] = {}
-        self._index: dict[str, list[dict[Const, set[tuple[Const, ...]]]]] = {}
+        # predicate -> per position -> value -> argument tuples (dicts: insertion order)
+        self._index: dict[str, list[dict[Const, dict[tuple[Const, ...], None]]]] = {}
         self._coverage: OrderedDict[CoverageKey, Coverage] = OrderedDict()
         self._derived: dict[FactKey, Derived] = {}
         self._dependents: dict[Any, set[FactKey]] = {}
@@ -154,7 +155,7 @@ class FactStore:
             self._count += 1
             index = self._index.setdefault(predicate, [{} for _ in values])
             for position, value in enumerate(values):
-                index[position].setdefault(value, set()).add(values)
+                index[position].setdefault(value, {})[values] = None
         table[values] = fact
         if fact.expires_at is not None:
             self._schedule(fact.expires_at, ("fact", fact.key))
@@ -174,7 +175,7 @@ class FactStore:
         for position, value in enumerate(values):
             bucket = index[position].get(value)
             if bucket is not None:
-                bucket.discard(values)
+                bucket.pop(values, None)
                 if not bucket:
                     del index[position][value]
         if fact.coverage is not None and fact.coverage in self._coverage:
@@ -235,7 +236,7 @@ class FactStore:
         index = self._index.get(predicate)
         if index is None or position >= len(index):
             return ()
-        return index[position].get(value, ())  # type: ignore[arg-type]
+        return index[position].get(value, {}).keys()  # type: ignore[arg-type]
 
     def fact(self, predicate: str, args: tuple[Const, ...]) -> Fact | None:
         return self._facts.get(predicate, {}).get(args)

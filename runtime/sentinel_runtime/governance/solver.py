@@ -672,6 +672,7 @@ class _Pass:
     def negation(self, predicate: str, args: tuple[Any, ...], depth: int) -> Iterator[Any]:
         mark = len(self.trail)
         hits = self.pending_hits
+        failures = dict(self.failures)  # what the inner goal lacks is what makes this hold
         log: list[CoverageKey] = []
         self.coverage_logs.append(log)
         clean = False
@@ -690,6 +691,9 @@ class _Pass:
         for parent in self.coverage_logs:
             parent.extend(log)
         goal = "not " + _show(predicate, args)
+        self.failures = failures
+        if clean and not self.lookahead and len(self.failures) < 20:
+            self.failures[("not", goal)] = f"{goal} does not hold: {goal[4:]} is proven"
         if clean or self.pending_hits > hits:
             return
         if assumptions:
