@@ -154,6 +154,7 @@ def guarded(guarded_server: tuple[RuntimeProcess, FakeLLM]) -> tuple[RuntimeProc
 def test_streamed_redaction_equals_the_non_streaming_answer(guarded) -> None:
     runtime, fake = guarded
     fake.content = REDACT_TEXT
+    fake.piece_delay = 0.001  # each piece read on its own, so findings straddle the pieces
     expected = ask(runtime).choices[0].message.content
 
     chunks = stream(runtime)
@@ -333,6 +334,7 @@ def test_an_upstream_error_mid_stream_ends_with_an_error_event_and_no_unscanned_
     fake.content = filler(1200) + f" key {AWS_KEY} " + filler(400)
     fake.fail_after = (1200 + 30) // fake.piece_chars
     fake.failure = failure
+    fake.piece_delay = 0.001  # read piece by piece: text leaves before the failure comes
     failures = runtime.metric("rag_chat_requests_total", status="failure")
     errors = runtime.metric("rag_llm_upstream_errors_total", reason=reason)
 
@@ -475,6 +477,7 @@ def test_without_guardrails_deltas_pass_straight_through(runtime_factory, fake_l
         ("--no-guardrails",),
     )
     fake_llm.pieces = ["key ", AWS_KEY[:7], AWS_KEY[7:], " in ", "pieces"]
+    fake_llm.piece_delay = 0.05  # one network read each (what arrives together leaves together)
 
     chunks = stream(runtime)
 
