@@ -140,7 +140,7 @@ def test_an_mcp_function_without_the_package_is_a_clear_error() -> None:
     with pytest.raises(ToolError) as caught:
         asyncio.run(ToolClient().call(function, {}))
     assert caught.value.kind == "mcp_unavailable"
-    assert "pip install 'sentinel-rag[mcp]'" in str(caught.value)
+    assert "pip install mcp" in str(caught.value)
 
 
 def test_ungoverned_and_unguarded_tools() -> None:

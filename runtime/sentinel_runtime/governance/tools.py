@@ -92,7 +92,7 @@ class McpTransport:
             raise ToolError(
                 function.name,
                 "mcp_unavailable",
-                "the mcp package is not installed (pip install 'sentinel-rag[mcp]')",
+                "the mcp package is not installed (pip install mcp)",
             )
         spec = dict(function.mcp or {})
         name = str(spec.get("tool") or function.name)
