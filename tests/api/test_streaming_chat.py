@@ -550,3 +550,54 @@ def test_a_stream_finishes_under_the_policy_it_started_with(
     after = stream(runtime)
     assert content(after) == "alpha [REDACTED] " * 60  # the next request: the new policy
     assert after[-1].model_extra["sentinel"]["guardrails"]["policyHash"] != old_hash
+
+
+def test_reading_time_truncation_ends_the_stream_with_length(
+    runtime_factory, fake_llm: FakeLLM, configmap: ConfigMapDir
+) -> None:
+    configmap.write("scanners:\n  - {type: reading_time, maxTime: 0.1, truncate: true}\n")
+    runtime = runtime_factory(
+        {
+            "OUTPUT_GUARDRAILS_ENABLED": "true",
+            "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),
+            "LLM_INFERENCE_URL": fake_llm.base_url,
+        }
+    )
+    fake_llm.content = " ".join(f"word{i}" for i in range(400))  # 20 words fit in 0.1 min
+    fake_llm.piece_delay = 0.002
+
+    chunks = stream(runtime)
+
+    assert content(chunks) == ask(runtime).choices[0].message.content
+    assert content(chunks).split() == [f"word{i}" for i in range(20)]
+    assert chunks[-1].choices[0].finish_reason == "length"
+    assert chunks[-1].model_extra["sentinel"]["stream"]["stop"] == "truncate"
+    assert wait_until(lambda: bool(fake_llm.disconnects), 5)  # the rest was not read
+
+
+def test_a_whole_text_scanner_holds_the_answer_to_its_end(
+    runtime_factory, fake_llm: FakeLLM, configmap: ConfigMapDir
+) -> None:
+    configmap.write(
+        "scanners:\n  - {type: json, repair: true}\n"
+        "  - {type: regex, patterns: ['\\bAKIA[0-9A-Z]{16}\\b']}\n"
+    )
+    runtime = runtime_factory(
+        {
+            "OUTPUT_GUARDRAILS_ENABLED": "true",
+            "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),
+            "LLM_INFERENCE_URL": fake_llm.base_url,
+        }
+    )
+    fake_llm.content = filler(600) + " {'key': '" + AWS_KEY + "', 'ok': True,} " + filler(600)
+    fake_llm.piece_delay = 0.001
+
+    chunks = stream(runtime)
+
+    texts = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
+    assert len(texts) == 1  # nothing before the end
+    assert texts[0] == ask(runtime).choices[0].message.content
+    assert '"ok": true' in texts[0] and AWS_KEY not in texts[0]  # repaired, redacted
+    info = chunks[-1].model_extra["sentinel"]["stream"]
+    assert info["holdsWholeText"] is True
+    assert info["firstTokenAfterChars"] == len(fake_llm.content)
