@@ -63,6 +63,26 @@ class Settings(BaseSettings):
         description="Directory of the persisted indexes, loaded at start and rewritten after "
         "every change; empty keeps indexes in memory only.",
     )
+    VECTOR_DB_TYPE: Literal["embedded", "milvus"] = Field(
+        default="embedded",
+        description="embedded: FAISS + BM25 in the process, persisted to VECTOR_DB_PERSIST_DIR "
+        "(one replica); milvus: the indexes live in the Milvus at VECTOR_DB_URL, shared by "
+        "every runtime pointed at it.",
+    )
+    VECTOR_DB_URL: str = Field(
+        default="",
+        description="milvus: the Milvus server (http://milvus:19530), or a local file "
+        "(/data/milvus.db) that milvus-lite serves to this one process.",
+    )
+    VECTOR_DB_ACCESS_SECRET: str = Field(
+        default="", description="milvus: token (user:password or an API key) for the server."
+    )
+    VECTOR_DB_COLLECTION_PREFIX: str = Field(
+        default="sentinel",
+        pattern=r"^[A-Za-z][A-Za-z0-9_]{0,62}$",
+        description="milvus: index NAME lives in collection PREFIX__NAME; runtimes that share "
+        "a prefix share their indexes (the operator gives each RAGEngine its own).",
+    )
     RUNTIME_API_KEY: str = Field(
         default="", description="When set, every API call needs 'Authorization: Bearer <key>'."
     )
@@ -81,6 +101,12 @@ class Settings(BaseSettings):
     def _remote_embedding_needs_url(self) -> Settings:
         if self.EMBEDDING_TYPE == "remote" and not self.EMBEDDING_URL.strip():
             raise ValueError("EMBEDDING_TYPE=remote needs EMBEDDING_URL")
+        return self
+
+    @model_validator(mode="after")
+    def _milvus_needs_url(self) -> Settings:
+        if self.VECTOR_DB_TYPE == "milvus" and not self.VECTOR_DB_URL.strip():
+            raise ValueError("VECTOR_DB_TYPE=milvus needs VECTOR_DB_URL")
         return self
 
     def persist_dir(self) -> Path | None:

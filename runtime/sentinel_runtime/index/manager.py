@@ -1,38 +1,41 @@
-"""Named indexes (``store``) of one process, and where their files live (``persistence``).
+"""Named indexes (``base.Store``) of one runtime, behind one of the ``backends``.
 
-With a persist directory, every index found there is loaded at start and each one is
-rewritten after every change, so a restart loses nothing. Client-supplied paths (the HTTP
-``/persist`` and ``/load``) go through ``confine``: only paths inside the persist directory
-are ever read or written for a client.
+The manager checks names, creates an index on its first documents (and not on bad ones),
+and reads and writes index files for ``/persist`` and ``/load``. Client-supplied paths go
+through ``confine``: only paths inside the persist directory are ever read or written for a
+client. Where the stores live is the backend's business: in this process, saved to the
+persist directory after every change (``backends.EmbeddedBackend``, the default), or in a
+Milvus shared by several runtimes (``milvus.MilvusBackend``).
 """
 
 from __future__ import annotations
 
-import logging
 import re
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sentinel_runtime.index import chunking, persistence
+from sentinel_runtime.index import base, chunking, persistence
+from sentinel_runtime.index.backends import BackendFactory, EmbeddedBackend
+from sentinel_runtime.index.base import IndexExistsError, IndexNotFound
 from sentinel_runtime.index.embedders import Embedder
-from sentinel_runtime.index.store import IndexStore
 from sentinel_runtime.index.types import Document
 
-logger = logging.getLogger(__name__)
+__all__ = [
+    "NAME_PATTERN",
+    "IndexExistsError",
+    "IndexManager",
+    "IndexNotFound",
+    "PathNotAllowedError",
+    "check_name",
+]
+
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 
 
-class IndexNotFound(LookupError):  # noqa: N818 (the name callers know from the brief)
-    def __init__(self, name: str) -> None:
-        super().__init__(f"index {name!r} does not exist")
-        self.name = name
-
-
-class IndexExistsError(ValueError):
-    """Loading would replace a live index and ``overwrite`` was not given."""
+def valid_name(name: str) -> bool:
+    return NAME_PATTERN.fullmatch(name) is not None
 
 
 class PathNotAllowedError(ValueError):
@@ -55,72 +58,49 @@ class IndexManager:
         persist_dir: Path | None = None,
         *,
         max_chars: int = chunking.DEFAULT_MAX_CHARS,
+        backend: BackendFactory | None = None,
     ) -> None:
+        """``backend`` builds where the stores live (``backends.from_settings``); None is
+        the embedded store. Building it loads or checks every existing index: a file or a
+        collection this embedder cannot read stops the start."""
         self.embedder = embedder
         self.persist_dir = persist_dir
         self.max_chars = max_chars
-        self._lock = threading.Lock()
-        self._stores: dict[str, IndexStore] = {}
-        if persist_dir is not None:
-            self._load_all(persist_dir)
-
-    def _load_all(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        for stale in persistence.remove_stale_temporaries(directory):
-            logger.warning("removed the unfinished index write %s", stale.name)
-        for path in sorted(directory.glob(f"*{persistence.SUFFIX}")):
-            name = path.name.removesuffix(persistence.SUFFIX)
-            if not NAME_PATTERN.fullmatch(name):
-                logger.warning("ignored %s: not a valid index name", path.name)
-                continue
-            # A file this runtime cannot read stops the start: serving without it, then
-            # saving a new index of the same name, would destroy the documents in it.
-            self._stores[name] = IndexStore.load(
-                path, name, self.embedder, max_chars=self.max_chars
-            )
+        self.backend: base.StoreBackend = (
+            backend(embedder, persist_dir, max_chars)
+            if backend is not None
+            else EmbeddedBackend(embedder, persist_dir, max_chars, valid_name=valid_name)
+        )
 
     # -- lookup ----------------------------------------------------------------------------
 
     def names(self) -> list[str]:
-        with self._lock:
-            return sorted(self._stores)
+        return self.backend.names()
 
     def __contains__(self, name: str) -> bool:
-        return name in self._stores
+        return bool(NAME_PATTERN.fullmatch(name)) and self.backend.lookup(name) is not None
 
-    def get(self, name: str) -> IndexStore:
+    def get(self, name: str) -> base.Store:
         check_name(name)
-        store = self._stores.get(name)
+        store = self.backend.lookup(name)
         if store is None:
             raise IndexNotFound(name)
         return store
 
-    # -- changes (each persisted when there is a persist directory) -------------------------
-
-    def _autosave(self, store: IndexStore) -> None:
-        if self.persist_dir is not None:
-            store.save(persistence.index_file(self.persist_dir, store.name))
+    # -- changes (the backend persists each one) --------------------------------------------
 
     def add_documents(self, name: str, documents: Sequence[Document]) -> list[Document]:
         """Index documents, creating the index on its first documents."""
         check_name(name)
-        with self._lock:
-            store = self._stores.get(name)
-            created = store is None
-            if store is None:
-                store = self._stores[name] = IndexStore(
-                    name, self.embedder, max_chars=self.max_chars
-                )
+        store, created = self.backend.create(name)
         try:
             added = store.add(documents)
         except BaseException:
             if created:
-                with self._lock:
-                    # Bad first documents leave no empty index behind.
-                    if self._stores.get(name) is store and not store.document_count:
-                        del self._stores[name]
+                # Bad first documents leave no empty index behind.
+                self.backend.discard_if_empty(name, store)
             raise
-        self._autosave(store)
+        self.backend.changed(store)
         return added
 
     def update_documents(
@@ -129,25 +109,21 @@ class IndexManager:
         store = self.get(name)
         result = store.update(documents)
         if result[0]:
-            self._autosave(store)
+            self.backend.changed(store)
         return result
 
     def delete_documents(self, name: str, doc_ids: Sequence[str]) -> tuple[list[str], list[str]]:
         store = self.get(name)
         result = store.delete(doc_ids)
         if result[0]:
-            self._autosave(store)
+            self.backend.changed(store)
         return result
 
     def delete(self, name: str) -> None:
-        """Drop the index and its persisted file."""
+        """Drop the index and what is persisted of it."""
         check_name(name)
-        with self._lock:
-            store = self._stores.pop(name, None)
-        if store is None:
+        if not self.backend.drop(name):
             raise IndexNotFound(name)
-        file = persistence.index_file(self.persist_dir, name) if self.persist_dir else None
-        store.retire(remove=file)
 
     # -- files -----------------------------------------------------------------------------
 
@@ -156,11 +132,11 @@ class IndexManager:
         (relative paths are taken from there). No path means the persist directory."""
         if self.persist_dir is None:
             raise PathNotAllowedError("persistence is not configured: set VECTOR_DB_PERSIST_DIR")
-        base = self.persist_dir.resolve()
+        base_dir = self.persist_dir.resolve()
         if not path:
-            return base
-        resolved = (base / Path(path).expanduser()).resolve()
-        if resolved != base and base not in resolved.parents:
+            return base_dir
+        resolved = (base_dir / Path(path).expanduser()).resolve()
+        if resolved != base_dir and base_dir not in resolved.parents:
             raise PathNotAllowedError(
                 f"path {path!r} is outside the persist directory; only paths inside "
                 "VECTOR_DB_PERSIST_DIR may be used"
@@ -174,34 +150,33 @@ class IndexManager:
         return directory
 
     def persist(self, name: str, path: Path | None = None) -> Path:
-        """Write ``<path>/<name>.sentinel-index`` (default: the persist directory)."""
+        """Write ``<path>/<name>.sentinel-index`` (default: the persist directory). On the
+        Milvus backend this is an export: the documents already live in Milvus."""
         store = self.get(name)
         file = persistence.index_file(self._directory(path), name)
         store.save(file)
         return file
 
-    def load(self, name: str, path: Path | None = None, overwrite: bool = False) -> IndexStore:
-        """Read ``<path>/<name>.sentinel-index`` (default: the persist directory) as ``name``."""
+    def load(self, name: str, path: Path | None = None, overwrite: bool = False) -> base.Store:
+        """Read ``<path>/<name>.sentinel-index`` (default: the persist directory) as ``name``.
+        On the Milvus backend the file's documents are written into Milvus, for every
+        runtime that shares it."""
         check_name(name)
         file = persistence.index_file(self._directory(path), name)
-        if name in self._stores and not overwrite:
-            raise IndexExistsError(f"index {name!r} exists; load with overwrite to replace it")
-        store = IndexStore.load(file, name, self.embedder, max_chars=self.max_chars)
-        with self._lock:
-            if name in self._stores and not overwrite:
-                raise IndexExistsError(f"index {name!r} exists; load with overwrite to replace it")
-            previous = self._stores.get(name)
-            self._stores[name] = store
-        if previous is not None:
-            previous.retire()
-        if self.persist_dir is not None:
-            home = persistence.index_file(self.persist_dir, name)
-            if not home.exists() or home.resolve() != file.resolve():
-                self._autosave(store)  # so that a restart serves what was loaded
-        return store
+        return self.backend.restore(name, file, overwrite)
 
     def describe(self) -> dict[str, Any]:
         """Counts per index, for logs and status."""
-        with self._lock:
-            stores = list(self._stores.values())
-        return {s.name: {"documents": s.document_count, "chunks": s.chunk_count} for s in stores}
+        described = {}
+        for name in self.names():
+            store = self.backend.lookup(name)
+            if store is not None:
+                described[name] = {
+                    "documents": store.document_count,
+                    "chunks": store.chunk_count,
+                }
+        return described
+
+    def close(self) -> None:
+        """Release the backend's connections (the embedder is closed by its owner)."""
+        self.backend.close()

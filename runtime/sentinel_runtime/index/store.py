@@ -1,4 +1,6 @@
-"""One named index: documents, their chunks, and hybrid search over them.
+"""The embedded store: one named index in this process, persisted to a file.
+
+Documents, their chunks, and hybrid search over them (the ``base.Store`` interface).
 
 Dense (``dense``: FAISS inner product over unit vectors) and lexical (``bm25``) candidates
 are fused by reciprocal rank fusion; ``filters`` turns a ``SearchFilter`` into the set of
@@ -10,26 +12,23 @@ embedding runs outside the lock, applying the result inside it.
 from __future__ import annotations
 
 import itertools
-import json
 import threading
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from sentinel_runtime.index import chunking, filters, persistence, tokens
+from sentinel_runtime.index import base, chunking, filters, persistence, tokens
 from sentinel_runtime.index.bm25 import BM25
 from sentinel_runtime.index.dense import DenseIndex
 from sentinel_runtime.index.embedders import Embedder
 from sentinel_runtime.index.types import Chunk, Document, Hit, SearchFilter
 
-RRF_K = 60
-MIN_CANDIDATES = 40  # per half; RRF needs depth beyond top_k to let agreement count
-MAX_DOC_ID_CHARS = 512
+RRF_K = base.RRF_K
+MIN_CANDIDATES = base.MIN_CANDIDATES
+MAX_DOC_ID_CHARS = base.MAX_DOC_ID_CHARS
 
 
 @dataclass(frozen=True)
@@ -52,19 +51,6 @@ class _Prepared:
     def of(cls, doc: Document, spans: list[chunking.Span], vectors: np.ndarray) -> _Prepared:
         words = [tokens.tokenize(doc.text[s:e]) for s, e in spans]
         return cls(doc, spans, vectors, words)
-
-
-def _metadata(doc_id: str, metadata: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    value = dict(metadata or {})
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"document {doc_id!r}: metadata must be JSON ({exc})") from exc
-    return MappingProxyType(value)
-
-
-def _same_metadata(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    return json.dumps(dict(a), sort_keys=True) == json.dumps(dict(b), sort_keys=True)
 
 
 class IndexStore:
@@ -94,24 +80,6 @@ class IndexStore:
         return len(self._chunks)
 
     # -- writing ---------------------------------------------------------------------------
-
-    def _normalised(self, documents: Sequence[Document], *, need_id: bool) -> list[Document]:
-        seen: set[str] = set()
-        result = []
-        for number, doc in enumerate(documents):
-            if not isinstance(doc.text, str) or not doc.text.strip():
-                named = f" ({doc.doc_id!r})" if doc.doc_id else ""
-                raise ValueError(f"document {number}{named} has no text (empty or whitespace only)")
-            doc_id = doc.doc_id or ("" if need_id else uuid.uuid4().hex)
-            if not doc_id:
-                raise ValueError(f"document {number} has no doc_id; updates need one")
-            if len(doc_id) > MAX_DOC_ID_CHARS:
-                raise ValueError(f"doc_id longer than {MAX_DOC_ID_CHARS} characters")
-            if doc_id in seen:
-                raise ValueError(f"doc_id {doc_id!r} appears twice in one request")
-            seen.add(doc_id)
-            result.append(Document(doc_id, doc.text, _metadata(doc_id, doc.metadata)))
-        return result
 
     def _prepare(self, documents: list[Document]) -> list[_Prepared]:
         """Chunk and embed everything before any change: a failure changes nothing."""
@@ -170,7 +138,7 @@ class IndexStore:
 
     def add(self, documents: Sequence[Document]) -> list[Document]:
         """Index ``documents``; an empty doc_id gets a uuid4 hex, an existing one is replaced."""
-        docs = self._normalised(documents, need_id=False)
+        docs = base.normalise(documents, need_id=False)
         prepared = self._prepare(docs)
         with self._lock:
             self._insert(prepared)
@@ -180,7 +148,7 @@ class IndexStore:
         self, documents: Sequence[Document]
     ) -> tuple[list[Document], list[Document], list[Document]]:
         """Replace documents whose text or metadata changed: (updated, unchanged, not_found)."""
-        docs = self._normalised(documents, need_id=True)
+        docs = base.normalise(documents, need_id=True)
         with self._lock:
             current = {d.doc_id: self._docs.get(d.doc_id) for d in docs}
         not_found = [d for d in docs if current[d.doc_id] is None]
@@ -189,7 +157,7 @@ class IndexStore:
             entry = current[doc.doc_id]
             if entry is None:
                 continue
-            same = entry.document.text == doc.text and _same_metadata(
+            same = entry.document.text == doc.text and base.same_metadata(
                 entry.document.metadata, doc.metadata
             )
             (unchanged if same else changed).append(doc)
@@ -250,13 +218,12 @@ class IndexStore:
     def search(self, query: str, top_k: int = 5, flt: SearchFilter | None = None) -> list[Hit]:
         """The ``top_k`` best chunks by reciprocal rank fusion of dense and BM25 ranks,
         among the chunks ``flt`` allows (exact: a filter never costs results)."""
-        if top_k < 1:
-            raise ValueError(f"top_k must be at least 1, got {top_k}")
+        base.check_top_k(top_k)
         words = tokens.tokenize(query)
         vector = self.embedder.embed([query])[0]
         if not words and not vector.any():
             return []
-        depth = max(4 * top_k, MIN_CANDIDATES)
+        depth = base.candidate_depth(top_k)
         with self._lock:
             if not self._chunks:
                 return []
@@ -269,11 +236,7 @@ class IndexStore:
                     return []
             dense_keys, _ = self._dense.search(vector, depth, allowed)
             lexical = self._bm25.search(words, depth, mask)
-            fused: dict[int, float] = {}
-            for rank, key in enumerate(dense_keys.tolist()):
-                fused[key] = fused.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
-            for rank, (key, _) in enumerate(lexical):
-                fused[key] = fused.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
+            fused = base.fuse(dense_keys.tolist(), [key for key, _ in lexical])
             keys = np.fromiter(fused, dtype=np.int64, count=len(fused))
             similarity = np.clip(self._dense.similarity(vector, keys), 0.0, 1.0)
             bm25 = dict(lexical)
@@ -340,7 +303,7 @@ class IndexStore:
         store._insert(
             [
                 _Prepared.of(
-                    Document(d.doc_id, d.text, _metadata(d.doc_id, d.metadata)),
+                    Document(d.doc_id, d.text, base.json_metadata(d.doc_id, d.metadata)),
                     d.spans,
                     snapshot.vectors[bounds[i] : bounds[i + 1]],
                 )
