@@ -1,7 +1,7 @@
 """Status conditions as pure functions: one condition type per meaning, True/False/Unknown.
 
 ``lastTransitionTime`` moves only when a condition's status changes, so a steady state does
-not churn the object. ``Ready`` is derived from the three component conditions.
+not churn the object. ``Ready`` is derived from the four component conditions.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from typing import Any
 
 READY = "Ready"
 POLICY_READY = "PolicyReady"
+STORAGE_READY = "StorageReady"
 DEPLOYMENT_READY = "DeploymentReady"
 SERVICE_READY = "ServiceReady"
-COMPONENTS = (POLICY_READY, DEPLOYMENT_READY, SERVICE_READY)
+COMPONENTS = (POLICY_READY, STORAGE_READY, DEPLOYMENT_READY, SERVICE_READY)
 
 
 def now() -> str:
@@ -66,5 +67,9 @@ def ready(conditions: list[dict[str, Any]], generation: int | None) -> dict[str,
                 READY, False, component["reason"], f"{type_}: {component['message']}", generation
             )
     return condition(
-        READY, True, "AllComponentsReady", "policy, deployment and service are ready", generation
+        READY,
+        True,
+        "AllComponentsReady",
+        "policy, storage, deployment and service are ready",
+        generation,
     )

@@ -59,7 +59,12 @@ class VectorDBSpec(_Model):
 
 class StorageSpec(_Model):
     persistent_volume: PersistentVolumeSpec | None = None
-    vector_db: VectorDBSpec | None = Field(default=None, alias="vectorDB")
+    vector_db: VectorDBSpec | None = Field(
+        default=None,
+        alias="vectorDB",
+        description="A vector database the replicas share; without it each pod holds its own "
+        "index and the engine runs one replica.",
+    )
 
 
 class LocalEmbeddingSpec(_Model):
@@ -133,7 +138,12 @@ class RAGEngineSpec(_Model):
     embedding: EmbeddingSpec | None = None
     inference_service: InferenceServiceSpec | None = None
     guardrails: GuardrailsSpec | None = None
-    replicas: int = Field(default=1, ge=0, le=100, description="Runtime pod replicas.")
+    replicas: int = Field(
+        default=1,
+        ge=0,
+        le=100,
+        description="Runtime pod replicas; more than 1 needs storage.vectorDB.",
+    )
     resources: dict[str, Any] | None = Field(
         default=None,
         description="Container resources (requests, limits).",

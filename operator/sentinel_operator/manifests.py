@@ -9,6 +9,7 @@ the Deployment: the runtime hot-reloads it.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ ENGINE_LABEL = f"{crd.GROUP}/engine"
 # Secret keys KAITO's runtime reads; the same key names here.
 LLM_SECRET_KEY = "LLM_ACCESS_SECRET"
 EMBEDDING_SECRET_KEY = "EMBEDDING_ACCESS_SECRET"
+VECTOR_DB_SECRET_KEY = "VECTOR_DB_ACCESS_SECRET"
 # The default policy: a ConfigMap in the operator's namespace, copied once into each
 # namespace that needs it under the same name (namespace-shared, never owned).
 POLICY_TEMPLATE = "sentinel-guardrails-policy-template"
@@ -71,6 +73,10 @@ ENV = {
         "EMBEDDING_URL",
         "EMBEDDING_ACCESS_SECRET",
         "VECTOR_DB_PERSIST_DIR",
+        "VECTOR_DB_TYPE",
+        "VECTOR_DB_URL",
+        "VECTOR_DB_ACCESS_SECRET",
+        "VECTOR_DB_COLLECTION_PREFIX",
     )
 }
 
@@ -100,6 +106,39 @@ class Engine:
     @property
     def endpoint(self) -> str:
         return f"http://{self.name}.{self.namespace}.svc:{RUNTIME_PORT}"
+
+    @property
+    def vector_db(self) -> crd.VectorDBSpec | None:
+        """The shared vector database, or None: the embedded index, one per pod."""
+        storage = self.spec.storage
+        return storage.vector_db if storage is not None else None
+
+    @property
+    def collection_prefix(self) -> str:
+        """The engine's own collections in a Milvus that other engines may share: derived
+        from namespace and name, so a re-created engine finds its indexes again."""
+        digest = hashlib.blake2b(f"{self.namespace}/{self.name}".encode(), digest_size=6)
+        return f"sentinel_{digest.hexdigest()}"
+
+    @property
+    def replicas(self) -> int:
+        """The Deployment's replicas: as asked, except that the embedded index allows one
+        (two pods would hold two diverging indexes); ``storage_problem`` says why."""
+        wanted = self.spec.replicas
+        return wanted if self.vector_db is not None or wanted <= 1 else 1
+
+    @property
+    def storage_problem(self) -> str | None:
+        """Why the engine runs fewer replicas than its spec asks, or None."""
+        wanted = self.spec.replicas
+        if self.replicas == wanted:
+            return None
+        return (
+            f"spec.replicas is {wanted}, but without spec.storage.vectorDB each replica would "
+            f"hold its own index and answer from different documents, so the Deployment runs "
+            f"{self.replicas} replica. Set spec.storage.vectorDB (a Milvus the replicas share) "
+            f"to run {wanted}, or set spec.replicas to 1."
+        )
 
 
 def labels(engine: Engine) -> dict[str, str]:
@@ -170,6 +209,7 @@ def _env(engine: Engine) -> list[dict[str, Any]]:
                 }
             )
     env.extend(_embedding_env(spec))
+    env.extend(_vector_db_env(engine))
     storage = spec.storage
     if storage is not None and storage.persistent_volume is not None:
         # Indexes and the audit log live on the volume, so a restarted pod loses nothing.
@@ -200,6 +240,27 @@ def _embedding_env(spec: crd.RAGEngineSpec) -> list[dict[str, Any]]:
                 "name": ENV["EMBEDDING_ACCESS_SECRET"],
                 "valueFrom": {
                     "secretKeyRef": {"name": remote.access_secret, "key": EMBEDDING_SECRET_KEY}
+                },
+            }
+        )
+    return env
+
+
+def _vector_db_env(engine: Engine) -> list[dict[str, Any]]:
+    vector_db = engine.vector_db
+    if vector_db is None:
+        return []  # the runtime's default: the embedded index
+    env: list[dict[str, Any]] = [
+        {"name": ENV["VECTOR_DB_TYPE"], "value": vector_db.engine},
+        {"name": ENV["VECTOR_DB_URL"], "value": vector_db.url},
+        {"name": ENV["VECTOR_DB_COLLECTION_PREFIX"], "value": engine.collection_prefix},
+    ]
+    if vector_db.access_secret:
+        env.append(
+            {
+                "name": ENV["VECTOR_DB_ACCESS_SECRET"],
+                "valueFrom": {
+                    "secretKeyRef": {"name": vector_db.access_secret, "key": VECTOR_DB_SECRET_KEY}
                 },
             }
         )
@@ -287,7 +348,7 @@ def deployment(engine: Engine) -> dict[str, Any]:
         "kind": "Deployment",
         "metadata": _metadata(engine),
         "spec": {
-            "replicas": engine.spec.replicas,
+            "replicas": engine.replicas,
             "selector": {"matchLabels": selector(engine)},
             "template": {"metadata": {"labels": labels(engine)}, "spec": pod_spec},
         },

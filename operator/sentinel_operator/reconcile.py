@@ -9,7 +9,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sentinel_operator import conditions, crd, k8s, manifests, metrics, policy_status, rollout
+from sentinel_operator import (
+    conditions,
+    crd,
+    k8s,
+    manifests,
+    metrics,
+    policy_status,
+    rollout,
+    storage_status,
+)
 from sentinel_operator.config import OperatorSettings
 
 
@@ -114,6 +123,9 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
         metrics.RECONCILES.labels("error").inc()
         raise
     policy_condition = {**judgement.condition, "observedGeneration": generation}
+    storage_condition = storage_status.storage_condition(engine, generation)
+    if storage_condition["status"] != "True":
+        notices.append(Notice("Warning", storage_condition["reason"], storage_condition["message"]))
     deployment_condition, ready_replicas = rollout.deployment_condition(deployment, generation)
     service_condition = conditions.condition(
         conditions.SERVICE_READY,
@@ -129,7 +141,7 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
         seen.update(_said(old))
         merged = conditions.merge(
             old.get("conditions"),
-            [policy_condition, deployment_condition, service_condition],
+            [policy_condition, storage_condition, deployment_condition, service_condition],
             conditions.now(),
         )
         merged = conditions.merge(merged, [conditions.ready(merged, generation)], conditions.now())

@@ -98,7 +98,14 @@ def test_spec_change_rolls_the_deployment(operator, k8s_namespace: str) -> None:
         k8s_namespace,
         crd.PLURAL,
         "roll",
-        {"spec": {"image": "sentinel:v2", "replicas": 2, "serviceType": "NodePort"}},
+        {
+            "spec": {
+                "image": "sentinel:v2",
+                "replicas": 2,  # more than one needs a shared vector database
+                "storage": {"vectorDB": {"engine": "milvus", "url": "http://milvus:19530"}},
+                "serviceType": "NodePort",
+            }
+        },
     )
     deployment = wait_for(
         lambda: (
@@ -269,7 +276,10 @@ def test_operator_metrics_count_reconciles_and_engines(operator, k8s_namespace: 
 def test_ready_follows_the_pods_through_the_deployment_watch(operator, k8s_namespace: str) -> None:
     """No kubelet here: the test marks the pods Ready as a kubelet would, then the
     ReplicaSet and Deployment controllers and the operator's watch carry it to Ready."""
-    create_engine(k8s_namespace, "live", {"guardrails": {"enabled": True}, "replicas": 2})
+    shared = {"vectorDB": {"engine": "milvus", "url": "http://milvus:19530"}}
+    create_engine(
+        k8s_namespace, "live", {"guardrails": {"enabled": True}, "replicas": 2, "storage": shared}
+    )
     core = client.CoreV1Api()
     pods = wait_for(
         lambda: (
@@ -300,7 +310,7 @@ def test_ready_follows_the_pods_through_the_deployment_watch(operator, k8s_names
     engine = wait_for(
         lambda: (
             (e := get_engine(k8s_namespace, "live"))
-            and condition(e, "Ready")["status"] == "True"
+            and (condition(e, "Ready") or {}).get("status") == "True"
             and e
         ),
         timeout=30,

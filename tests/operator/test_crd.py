@@ -49,7 +49,7 @@ def test_enums_bounds_defaults_and_one_of_rule_are_in_the_schema() -> None:
     assert spec["serviceType"]["enum"] == ["ClusterIP", "NodePort", "LoadBalancer"]
     assert spec["replicas"] == {
         "default": 1,
-        "description": "Runtime pod replicas.",
+        "description": "Runtime pod replicas; more than 1 needs storage.vectorDB.",
         "maximum": 100,
         "minimum": 0,
         "type": "integer",

@@ -109,7 +109,14 @@ def test_service_selects_the_pods_of_the_deployment() -> None:
 
 CHANGES = [
     pytest.param({"image": "sentinel:2"}, id="image"),
-    pytest.param({"replicas": 3}, id="replicas"),
+    pytest.param({"replicas": 0}, id="replicas"),
+    pytest.param(
+        {"replicas": 3, "storage": {"vectorDB": {"engine": "milvus", "url": "http://m:19530"}}},
+        id="replicas-on-a-shared-store",
+    ),
+    pytest.param(
+        {"storage": {"vectorDB": {"engine": "milvus", "url": "http://m:19530"}}}, id="vector-db"
+    ),
     pytest.param({"resources": {"limits": {"memory": "1Gi"}}}, id="resources"),
     pytest.param({"inferenceService": {"url": "http://llm/v1"}}, id="inference-url"),
     pytest.param({"guardrails": {"enabled": False}}, id="guardrails-off"),
@@ -192,3 +199,66 @@ def test_names_that_can_name_a_service(name: str) -> None:
 def test_resource_names_that_cannot_name_a_service_are_explained(name: str) -> None:
     problem = manifests.name_problem(name)
     assert problem is not None and repr(name) in problem and "Service" in problem
+
+
+MILVUS = {"engine": "milvus", "url": "http://milvus.db.svc:19530", "accessSecret": "milvus-token"}
+
+
+def test_vector_db_reaches_the_runtime_with_its_secret_and_the_engine_prefix() -> None:
+    spec = {**BASE, "storage": {"vectorDB": MILVUS}}
+    env = env_of(manifests.deployment(engine(spec)))
+    vector_db = {k: v for k, v in env.items() if k.startswith("VECTOR_DB_")}
+    prefix = engine(spec).collection_prefix
+    assert vector_db == {
+        "VECTOR_DB_TYPE": "milvus",
+        "VECTOR_DB_URL": "http://milvus.db.svc:19530",
+        "VECTOR_DB_COLLECTION_PREFIX": prefix,
+        "VECTOR_DB_ACCESS_SECRET": {
+            "secretKeyRef": {"name": "milvus-token", "key": "VECTOR_DB_ACCESS_SECRET"}
+        },
+    }
+    # What the pod gets is what the runtime accepts.
+    given = {k: v for k, v in vector_db.items() if isinstance(v, str)}
+    assert Settings(**given).model_dump().items() >= given.items()
+    without_secret = {**BASE, "storage": {"vectorDB": {**MILVUS, "accessSecret": None}}}
+    assert "VECTOR_DB_ACCESS_SECRET" not in env_of(manifests.deployment(engine(without_secret)))
+
+
+def test_without_vector_db_the_pod_keeps_the_embedded_default() -> None:
+    env = env_of(manifests.deployment(engine()))
+    assert not [k for k in env if k.startswith("VECTOR_DB_") and k != "VECTOR_DB_PERSIST_DIR"]
+
+
+def test_each_engine_has_its_own_collections() -> None:
+    spec = crd.RAGEngineSpec.model_validate({"storage": {"vectorDB": MILVUS}})
+    prefixes = {
+        manifests.Engine(name, namespace, "uid", spec, "i").collection_prefix
+        for name, namespace in [("a", "team-a"), ("b", "team-a"), ("a", "team-b"), ("a-b", "c")]
+    }
+    assert len(prefixes) == 4
+    # Derived from namespace and name only: a re-created engine finds its indexes again.
+    again = manifests.Engine("a", "team-a", "other-uid", spec, "other-image")
+    assert again.collection_prefix in prefixes
+
+
+@pytest.mark.parametrize(
+    ("spec", "replicas", "problem"),
+    [
+        pytest.param({"replicas": 3}, 1, True, id="embedded-three-runs-one"),
+        pytest.param({"replicas": 1}, 1, False, id="embedded-one"),
+        pytest.param({"replicas": 0}, 0, False, id="embedded-zero"),
+        pytest.param({"replicas": 3, "storage": {"vectorDB": MILVUS}}, 3, False, id="shared"),
+        pytest.param(
+            {"replicas": 2, "storage": {"persistentVolume": {"persistentVolumeClaim": "pvc"}}},
+            1,
+            True,
+            id="a-volume-is-not-shared-storage",
+        ),
+    ],
+)
+def test_replicas_beyond_one_need_a_shared_store(
+    spec: dict[str, Any], replicas: int, problem: bool
+) -> None:
+    made = engine(spec)
+    assert manifests.deployment(made)["spec"]["replicas"] == replicas
+    assert (made.storage_problem is not None) is problem

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sentinel_operator import conditions, policy_status, rollout
+from sentinel_operator import conditions, crd, manifests, policy_status, rollout, storage_status
 
 GOOD = "scanners:\n  - type: regex\n    patterns: ['x']\n  - type: nope\n"
 
@@ -21,14 +21,16 @@ def test_transition_time_moves_only_when_status_changes() -> None:
 def test_ready_names_the_first_component_that_is_not_ready() -> None:
     parts = [
         conditions.condition("PolicyReady", True, "PolicyValid", "ok", 1),
+        conditions.condition("StorageReady", True, "EmbeddedStore", "in memory", 1),
         conditions.condition("DeploymentReady", False, "ReplicasNotReady", "0/1 ready", 1),
         conditions.condition("ServiceReady", True, "ServiceApplied", "", 1),
     ]
     ready = conditions.ready(parts, 1)
     assert ready["status"] == "False" and ready["reason"] == "ReplicasNotReady"
     assert "DeploymentReady" in ready["message"]
-    parts[1] = conditions.condition("DeploymentReady", True, "ReplicasReady", "1/1", 1)
+    parts[2] = conditions.condition("DeploymentReady", True, "ReplicasReady", "1/1", 1)
     assert conditions.ready(parts, 1)["status"] == "True"
+    assert conditions.ready(parts[:1] + parts[2:], 1)["status"] == "Unknown"  # not judged yet
 
 
 @pytest.mark.parametrize(
@@ -98,3 +100,51 @@ def test_condition_message_is_never_empty() -> None:
     assert conditions.condition("ServiceReady", True, "ServiceApplied", "", 1)["message"] == (
         "ServiceApplied"
     )
+
+
+def _engine(spec: dict) -> manifests.Engine:
+    return manifests.Engine("shop", "team", "uid", crd.RAGEngineSpec.model_validate(spec), "img")
+
+
+def test_embedded_replicas_beyond_one_are_not_ready_and_say_how_to_fix_it() -> None:
+    condition = storage_status.storage_condition(_engine({"replicas": 3}), 4)
+    assert (condition["type"], condition["status"]) == ("StorageReady", "False")
+    assert condition["reason"] == "EmbeddedStoreSingleReplica"
+    message = condition["message"]
+    assert "spec.replicas is 3" in message and "runs 1 replica" in message
+    assert "spec.storage.vectorDB" in message and "spec.replicas to 1" in message
+    ready = conditions.ready(
+        [
+            conditions.condition("PolicyReady", True, "PolicyValid", "ok", 4),
+            condition,
+            conditions.condition("DeploymentReady", True, "ReplicasReady", "1/1", 4),
+            conditions.condition("ServiceReady", True, "ServiceApplied", "", 4),
+        ],
+        4,
+    )
+    assert (ready["status"], ready["reason"]) == ("False", "EmbeddedStoreSingleReplica")
+    assert ready["message"] == f"StorageReady: {message}"
+
+
+@pytest.mark.parametrize(
+    ("spec", "reason", "words"),
+    [
+        pytest.param({}, "EmbeddedStore", "in memory only", id="memory"),
+        pytest.param(
+            {"storage": {"persistentVolume": {"persistentVolumeClaim": "data"}}},
+            "EmbeddedStore",
+            "persisted to data",
+            id="volume",
+        ),
+        pytest.param(
+            {"replicas": 4, "storage": {"vectorDB": {"engine": "milvus", "url": "http://m:19530"}}},
+            "SharedVectorDB",
+            "shared by 4 replicas",
+            id="milvus",
+        ),
+    ],
+)
+def test_storage_ready(spec: dict, reason: str, words: str) -> None:
+    condition = storage_status.storage_condition(_engine(spec), 1)
+    assert (condition["status"], condition["reason"]) == ("True", reason)
+    assert words in condition["message"]
