@@ -20,7 +20,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,16 +128,17 @@ async def open_chat_stream(
         )
         source: DeltaStream = TextStream(result.answer.text)
         generator_name = result.answer.generator
+        request_id = result.request_id
     else:
         pre, context, refused = await answering.preflight(services, engine, query, body)
         generator_name = answering.generator_name(services)
+        request_id = pre.request_id
         if refused:
             result = await answering.refusal(pre, context, query)
             source = TextStream(result.answer.text)
             pre = None
         else:
             source = generator.stream(body)
-    request_id = result.request_id if result is not None else pre.request_id  # type: ignore[union-attr]
     guard = StreamGuard(engine, response_id=request_id) if engine is not None else None
     await source.start()  # an upstream that fails here gets its HTTP status
     stream = ChatStream(
@@ -202,7 +203,7 @@ class ChatStream:
     def events(self) -> AsyncIterator[bytes]:
         return self._events
 
-    async def _generate(self) -> AsyncIterator[bytes]:
+    async def _generate(self) -> AsyncGenerator[bytes, None]:
         yield sse(self.chunks.chunk({"role": "assistant", "content": ""}))
         try:
             async for delta in self.source:
@@ -362,7 +363,7 @@ class ChatStream:
     async def close(self) -> None:
         """The response is over (sent, failed or abandoned): stop the generator, account."""
         with anyio.CancelScope(shield=True):
-            await self._events.aclose()  # type: ignore[attr-defined]
+            await self._events.aclose()
             await self._close_source()
         self._account()
 
