@@ -148,7 +148,9 @@ def test_an_llm_answer_is_validated_whole_then_streamed_redacted(llm_server) -> 
 
     assert content(chunks) == whole
     assert AWS_KEY not in content(chunks) and "[REDACTED]" in content(chunks)
-    assert content_chunks(chunks) > 3  # word pieces through the window, not one block
+    # Through the window, not as one block: the first text leaves once the window is full;
+    # the rest, all there at once, goes in steps as large as the guard's pacing allows.
+    assert content_chunks(chunks) >= 2
     assert fake.requests[-1]["json"]["stream"] is False  # generated whole, for its citations
     assert len(fake.requests) == generations + 1
     sentinel = chunks[-1].model_extra["sentinel"]

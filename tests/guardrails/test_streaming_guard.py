@@ -77,6 +77,11 @@ NARROW = engine(NARROW_POLICY)
 BLOCK = engine(BLOCK_POLICY)
 
 
+def unthrottled(policy: GuardrailsEngine, **options: int) -> StreamGuard:
+    """A guard that scans at every step, however fast the test feeds it."""
+    return StreamGuard(policy, min_interval=0, **options)
+
+
 def stream(guard: StreamGuard, pieces: list[str]) -> tuple[str, str | None]:
     """Feed ``pieces``; the concatenated releases and how the stream stopped."""
     out: list[str] = []
@@ -106,7 +111,7 @@ def texts_with_needles(draw: st.DrawFn) -> str:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=texts_with_needles(), cuts=st.lists(st.integers(0, 5000), max_size=40))
 def test_streamed_redactions_equal_the_non_streaming_answer(text: str, cuts: list[int]) -> None:
-    streamed, stop = stream(StreamGuard(REDACT, step=8), split(text, cuts))
+    streamed, stop = stream(unthrottled(REDACT, step=8), split(text, cuts))
     assert stop is None
     assert streamed == REDACT.scan(text).text
 
@@ -116,7 +121,7 @@ def test_streamed_redactions_equal_the_non_streaming_answer(text: str, cuts: lis
 def test_with_a_narrow_window_matches_across_cuts_are_never_split(
     text: str, cuts: list[int]
 ) -> None:
-    guard = StreamGuard(NARROW, step=1)
+    guard = unthrottled(NARROW, step=1)
     assert guard.window < 40
     assert stream(guard, split(text, cuts)) == (NARROW.scan(text).text, None)
 
@@ -124,7 +129,7 @@ def test_with_a_narrow_window_matches_across_cuts_are_never_split(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=texts_with_needles(), cuts=st.lists(st.integers(0, 5000), max_size=40))
 def test_a_block_sends_only_clean_text_then_the_block_message(text: str, cuts: list[int]) -> None:
-    streamed, stop = stream(StreamGuard(BLOCK, step=8), split(text, cuts))
+    streamed, stop = stream(unthrottled(BLOCK, step=8), split(text, cuts))
     expected = BLOCK.scan(text)
     if expected.action != "block":
         assert (streamed, stop) == (text, None)
@@ -146,7 +151,7 @@ def test_every_offset_of_a_two_piece_stream(needle: str) -> None:
     text = f"Please note {needle} and then some more words follow here.\nAnd {needle}."
     expected = REDACT.scan(text).text
     for offset in range(len(text) + 1):
-        guard = StreamGuard(REDACT, step=1)
+        guard = unthrottled(REDACT, step=1)
         assert stream(guard, [text[:offset], text[offset:]]) == (expected, None), offset
 
 
@@ -155,13 +160,13 @@ def test_character_by_character_with_a_small_window() -> None:
         "scanners:\n  - type: regex\n    patterns: ['sk-[a-z]{8}']\n    action: redact\n"
     )
     text = " ".join(f"word{i} sk-abcdefgh" for i in range(40))
-    guard = StreamGuard(policy, step=1)
+    guard = unthrottled(policy, step=1)
     assert guard.window == regex_reach("sk-[a-z]{8}") == 11 + 8
     assert stream(guard, list(text)) == (policy.scan(text).text, None)
 
 
 def test_no_text_leaves_before_the_window_has_seen_what_follows() -> None:
-    guard = StreamGuard(REDACT, step=1)
+    guard = unthrottled(REDACT, step=1)
     received = 0
     released = 0
     for word in ("plain words only " * 200).split(" "):
@@ -172,8 +177,8 @@ def test_no_text_leaves_before_the_window_has_seen_what_follows() -> None:
 
 
 def test_the_window_is_the_largest_reach_of_the_policy() -> None:
-    assert StreamGuard(BLOCK).window == len("Do Not Distribute") + 8
-    assert StreamGuard(REDACT).window == 512  # secrets: a line
+    assert unthrottled(BLOCK).window == len("Do Not Distribute") + 8
+    assert unthrottled(REDACT).window == 512  # secrets: a line
     assert regex_reach(r"\d+") == UNBOUNDED_REACH + 8
     assert regex_reach(r"(?<=x)\p{L}{3}") >= UNBOUNDED_REACH  # `regex` syntax: unbounded
 
@@ -197,7 +202,7 @@ def test_reading_time_truncation_ends_the_stream_where_the_non_streaming_text_en
     )
     text = " ".join(f"w{i}" for i in range(100))
     streamed, stop = stream(
-        StreamGuard(policy, step=4), [text[i : i + 5] for i in range(0, 300, 5)]
+        unthrottled(policy, step=4), [text[i : i + 5] for i in range(0, 300, 5)]
     )
     assert (streamed, stop) == (policy.scan(text).text, "truncate")
 
@@ -206,7 +211,7 @@ def test_token_limit_blocks_once_the_released_text_would_pass_the_limit() -> Non
     policy = engine("scanners:\n  - type: token_limit\n    limit: 50\n    action: redact\n")
     text = "one two three four five six seven eight nine ten " * 10
     streamed, stop = stream(
-        StreamGuard(policy, step=4), [text[i : i + 3] for i in range(0, len(text), 3)]
+        unthrottled(policy, step=4), [text[i : i + 3] for i in range(0, len(text), 3)]
     )
     assert stop == "block"
     released = streamed.removesuffix(policy.block_message).removesuffix(BLOCK_SEPARATOR)
@@ -219,7 +224,7 @@ def test_a_fail_closed_error_ends_the_stream_with_an_exception() -> None:
         f"scanners:\n  - type: regex\n    patterns: ['{SLOW_PATTERN}']\n    action: block\n"
         "    failMode: closed\n"
     )
-    guard = StreamGuard(policy, step=1)
+    guard = unthrottled(policy, step=1)
     with pytest.raises(OutputGuardrailsError):
         for piece in (SLOW_TEXT, " and more"):
             guard.feed(piece)
@@ -234,7 +239,7 @@ def test_each_scanner_counts_once_per_answer_however_many_pieces_it_hit() -> Non
 
     text = " ".join(["sk-ABCDEFGHIJKLMNOPQRST and words between them"] * 60)
     before = count()
-    guard = StreamGuard(REDACT, step=8)
+    guard = unthrottled(REDACT, step=8)
     streamed, _ = stream(guard, [text[i : i + 4] for i in range(0, len(text), 4)])
     assert streamed == REDACT.scan(text).text
     assert count() - before == 2  # the stream, then the reference scan
@@ -244,7 +249,7 @@ def test_each_scanner_counts_once_per_answer_however_many_pieces_it_hit() -> Non
 
 
 def test_the_guard_keeps_the_policy_version_it_started_with() -> None:
-    guard = StreamGuard(BLOCK, step=1)
+    guard = unthrottled(BLOCK, step=1)
     guard.feed("first words ")
     # Whatever policy is active now, this guard judges with BLOCK's scanners.
     streamed, stop = stream(guard, ["then Do Not Distribute ", "x " * 40])
@@ -255,5 +260,22 @@ def test_a_hit_at_the_edge_of_what_arrived_waits_for_the_next_piece() -> None:
     # "top secret" is banned as a word; "top secretary" is not a hit once the rest arrives.
     text = "words " * 10 + "top secret" + "ary and the rest of the answer " * 3
     cut = text.index("ary")
-    guard = StreamGuard(BLOCK, step=1)
+    guard = unthrottled(BLOCK, step=1)
     assert stream(guard, [text[:cut], text[cut:]]) == (text, None) == (BLOCK.scan(text).text, None)
+
+
+def test_text_arriving_faster_than_read_is_scanned_in_bigger_steps() -> None:
+    now = [0.0]
+    guard = StreamGuard(NARROW, step=8, min_interval=0.01, clock=lambda: now[0])
+    text = "plain words " * 250
+    pieces = [text[i : i + 4] for i in range(0, len(text), 4)]
+    released = [guard.feed(piece).text for piece in pieces[:100]]
+    # The clock stands still: one scan when the window first filled, then none until
+    # MAX_STEP characters are held.
+    assert sum(1 for r in released if r) == 1
+    now[0] += 0.02
+    released.append(guard.feed(pieces[100]).text)
+    assert released[-1]  # time has passed: the next piece is scanned
+    released += [guard.feed(piece).text for piece in pieces[101:]]
+    assert sum(1 for r in released if r) == 3  # MAX_STEP reached once more
+    assert "".join(released) + guard.finish().text == text

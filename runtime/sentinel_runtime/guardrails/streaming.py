@@ -52,6 +52,11 @@ SECRETS_REACH = 512
 # Scanning waits for this many new characters past the window, so a token-by-token stream
 # is scanned in steps rather than at every token.
 DEFAULT_STEP = 32
+# A scan waits at least this long after the previous one (the first scan never waits): a
+# stream paced like a model (tens of tokens a second) is still scanned token by token, while
+# one that arrives faster than anyone reads is scanned in bigger steps, up to MAX_STEP.
+DEFAULT_MIN_INTERVAL = 0.010
+MAX_STEP = 2048
 # Cuts tried, latest first, before waiting for more text.
 CUT_TRIES = 4
 # With no consistent cut, text is held up to this much past the window, then released at the
@@ -108,11 +113,20 @@ class StreamGuard:
     """One answer's guard, under the policy version it was created with."""
 
     def __init__(
-        self, engine: GuardrailsEngine, *, response_id: str = "", step: int = DEFAULT_STEP
+        self,
+        engine: GuardrailsEngine,
+        *,
+        response_id: str = "",
+        step: int = DEFAULT_STEP,
+        min_interval: float = DEFAULT_MIN_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.engine = engine
         self.response_id = response_id
         self.step = step
+        self.min_interval = min_interval
+        self._clock = clock
+        self._last_scan: float | None = None
         local: list[ActiveScanner] = []
         prefix: list[ActiveScanner] = []
         whole = False
@@ -138,8 +152,17 @@ class StreamGuard:
         if self._progress.stopped:
             raise RuntimeError("the stream was already stopped; feed() after a stop")
         self._pending += text
-        if self.holds_whole_text or len(self._pending) < self.window + self.step:
+        held = len(self._pending)
+        if self.holds_whole_text or held < self.window + self.step:
             return Release("")
+        now = self._clock()
+        if (
+            self._last_scan is not None
+            and now - self._last_scan < self.min_interval
+            and held < self.window + MAX_STEP
+        ):
+            return Release("")  # text arrives faster than a reader reads: scan in bigger steps
+        self._last_scan = now
         release = self._timed(self._release_some)
         if release.stop:
             self._observe()
