@@ -27,6 +27,7 @@ import index_build  # noqa: E402
 import injection_speed  # noqa: E402
 import reload_under_load  # noqa: E402
 import scanner_overhead  # noqa: E402
+import store_compare  # noqa: E402
 import streaming  # noqa: E402
 
 
@@ -45,6 +46,7 @@ def main() -> int:
             "injection",
             "streaming",
             "governance",
+            "stores",
         ],
         help="run one benchmark instead of all",
     )
@@ -57,6 +59,9 @@ def main() -> int:
         print()
     if args.only in (None, "index"):
         print(index_build.run(quick=args.quick), flush=True)
+        print()
+    if args.only in (None, "stores"):
+        print(store_compare.run(quick=args.quick), flush=True)
         print()
     if args.only in (None, "harm"):
         print(harm_speed.run(quick=args.quick), flush=True)

@@ -23,9 +23,11 @@ Differences from the embedded store (README, "Vector stores"): ties at the candi
 broken by Milvus, not by insertion order; a chunk's text, its words and the whitespace
 between chunks must each fit in 65,535 UTF-8 bytes (a VARCHAR), and a document may carry at
 most 1,024 metadata keys; nested values in a metadata filter compare JSON-exactly (``[1]``
-never equals ``[true]``); changes are not atomic across runtimes (last writer wins); listing
-documents reads one row per document from Milvus. ``persist`` exports the index file, ``load``
-imports one into Milvus; nothing is rewritten after changes, since Milvus keeps the data.
+never equals ``[true]``); changes are not atomic across runtimes (last writer wins; a new
+document is inserted without a look for another row of its id, so two runtimes adding it at
+once can store it twice); listing documents reads one row per document from Milvus.
+``persist`` exports the index file, ``load`` imports one into Milvus; nothing is rewritten
+after changes, since Milvus keeps the data.
 """
 
 from __future__ import annotations
@@ -394,29 +396,33 @@ class MilvusStore:
         prepared: list[tuple[Document, list[chunking.Span], np.ndarray]],
         current: Mapping[str, _Current],
     ) -> None:
-        """Upsert the chunks of ``prepared`` (a replaced document keeps its listing
-        position), then delete the chunks a shorter new version no longer has."""
+        """Write the chunks of ``prepared``: new documents are inserted, replaced ones
+        upserted (keeping their listing position), then the chunks a shorter new version no
+        longer has are deleted."""
         first = self._clock.take(len(prepared))
-        rows: list[dict[str, Any]] = []
+        new_rows: list[dict[str, Any]] = []
+        replaced_rows: list[dict[str, Any]] = []
         stale: list[str] = []
         for number, (doc, spans, vectors) in enumerate(prepared):
             old = current.get(doc.doc_id)
-            rows.extend(self._rows(doc, spans, vectors, old.seq if old else first + number))
+            rows = self._rows(doc, spans, vectors, old.seq if old else first + number)
+            (new_rows if old is None else replaced_rows).extend(rows)
             if old is not None and old.chunks > len(spans):
                 stale.extend(
                     key(chunking.chunk_id(doc.doc_id, p)) for p in range(len(spans), old.chunks)
                 )
-        batch: list[dict[str, Any]] = []
-        size = 0
-        for row in rows:
-            row_size = 4 * len(row["dense"]) + 3 * _utf8(row["text"]) + 256
-            if batch and (len(batch) >= BATCH_ROWS or size + row_size > BATCH_BYTES):
-                self._call("upsert", batch)
-                batch, size = [], 0
-            batch.append(row)
-            size += row_size
-        if batch:
-            self._call("upsert", batch)
+        for method, rows in (("insert", new_rows), ("upsert", replaced_rows)):
+            batch: list[dict[str, Any]] = []
+            size = 0
+            for row in rows:
+                row_size = 4 * len(row["dense"]) + 3 * _utf8(row["text"]) + 256
+                if batch and (len(batch) >= BATCH_ROWS or size + row_size > BATCH_BYTES):
+                    self._call(method, batch)
+                    batch, size = [], 0
+                batch.append(row)
+                size += row_size
+            if batch:
+                self._call(method, batch)
         for part in _chunks(stale, KEYS_PER_EXPRESSION):
             self._call("delete", ids=list(part))
 
