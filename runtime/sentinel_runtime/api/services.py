@@ -10,6 +10,7 @@ from sentinel_runtime.demo import corpus
 from sentinel_runtime.guardrails.policy import Diagnostic, Policy
 from sentinel_runtime.guardrails.reloader import GuardrailsReloader
 from sentinel_runtime.guardrails.state import GuardrailsState
+from sentinel_runtime.index import backends as index_backends
 from sentinel_runtime.index.embedders import build_embedder
 from sentinel_runtime.index.manager import IndexManager
 from sentinel_runtime.llm.embedded import DeltaStream, EmbeddedGenerator
@@ -52,6 +53,7 @@ class Services:
         if self.reloader is not None:
             self.reloader.stop()
         await self.generator.aclose()
+        self.indexes.close()
         self.indexes.embedder.close()
 
 
@@ -83,8 +85,13 @@ def _reloader(settings: Settings, state: GuardrailsState) -> GuardrailsReloader 
 
 
 def _indexes(settings: Settings) -> IndexManager:
-    # Loads every persisted index now: a file this embedder cannot read stops the start.
-    return IndexManager(build_embedder(settings), settings.persist_dir())
+    # Opens the store VECTOR_DB_TYPE names (embedded files or a shared Milvus) and loads or
+    # checks every index now: one this embedder cannot read, or no Milvus, stops the start.
+    return IndexManager(
+        build_embedder(settings),
+        settings.persist_dir(),
+        backend=index_backends.from_settings(settings),
+    )
 
 
 def _audit(settings: Settings) -> AuditLog:

@@ -21,6 +21,7 @@ from sentinel_runtime.api import index_protocol as protocol
 from sentinel_runtime.api.deps import ServicesDep
 from sentinel_runtime.index import manager as index_manager
 from sentinel_runtime.index import persistence
+from sentinel_runtime.index.base import VectorDBError
 from sentinel_runtime.index.embedders import EmbeddingError
 from sentinel_runtime.pipeline import report, runner
 
@@ -44,6 +45,8 @@ def _http_errors() -> Iterator[None]:
         raise HTTPException(404, f"no persisted index at {exc.filename}") from exc
     except EmbeddingError as exc:
         raise HTTPException(502, str(exc)) from exc
+    except VectorDBError as exc:
+        raise HTTPException(503, str(exc)) from exc
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from exc
     except OSError as exc:
