@@ -471,15 +471,37 @@ class SessionStore:
         with self._lock:
             self._expire(now)
             entry = self._sessions.pop(session_id, None)
-            store = entry[0] if entry is not None else None
-            if store is None:
-                store = FactStore(self.clock, self.max_facts)
-                if self.seed is not None:
-                    self.seed(store)
-            self._sessions[session_id] = (store, now)
-            while len(self._sessions) > self.max_sessions:
-                self._sessions.popitem(last=False)
-            return store
+            return self._keep(session_id, entry[0] if entry is not None else None, now)
+
+    def _keep(self, session_id: str, store: FactStore | None, now: float) -> FactStore:
+        if store is None:
+            store = FactStore(self.clock, self.max_facts)
+            if self.seed is not None:
+                self.seed(store)
+        self._sessions[session_id] = (store, now)
+        while len(self._sessions) > self.max_sessions:
+            self._sessions.popitem(last=False)
+        return store
+
+    def find(self, session_id: str) -> FactStore | None:
+        """An existing session's store, marked as used now; None when there is none."""
+        now = self.clock()
+        with self._lock:
+            self._expire(now)
+            entry = self._sessions.pop(session_id, None)
+            if entry is None:
+                return None
+            self._sessions[session_id] = (entry[0], now)
+            return entry[0]
+
+    def create(self, session_id: str) -> FactStore | None:
+        """A new session's store; None when the id is taken (and not expired)."""
+        now = self.clock()
+        with self._lock:
+            self._expire(now)
+            if session_id in self._sessions:
+                return None
+            return self._keep(session_id, None, now)
 
     def peek(self, session_id: str) -> FactStore | None:
         with self._lock:

@@ -3,18 +3,25 @@
 :class:`Governance` keeps the active rulebase (a bad ``tools`` section keeps the previous one,
 as the policy's hot reload does), the sessions' fact stores and the tool client. Each method
 takes a session id and plain JSON-able values, and returns a result with ``describe()``.
+
+Sessions are made on first use by default (a library caller's convenience); the runtime's API
+builds it with ``create_sessions=False``, so a session exists only once the application opened
+it (:meth:`Governance.open_session`, with its trusted bindings such as the logged-in user) and
+an unknown or expired id is an error rather than an empty session.
 """
 
 from __future__ import annotations
 
 import json
+import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sentinel_runtime.governance import rulebase as rulebase_mod
 from sentinel_runtime.governance.extraction import to_const
-from sentinel_runtime.governance.facts import Fact, SessionStore
+from sentinel_runtime.governance.facts import Fact, FactStore, SessionStore
 from sentinel_runtime.governance.guard import GuardedTools, Verdict, check_call
 from sentinel_runtime.governance.rulebase import Rulebase, RulebaseError
 from sentinel_runtime.governance.solver import Budget, Result, solve
@@ -24,12 +31,15 @@ from sentinel_runtime.guardrails.policy import Policy
 
 
 class GovernanceError(ValueError):
-    """A request the governance layer refuses (no rulebase, unknown context, bad fact);
-    ``kind`` lets the API choose its status code."""
+    """A request the governance layer refuses; ``kind`` lets the API choose its status code:
+    ``unavailable`` (no rulebase), ``unknown_session``, ``session_exists``, ``unknown_context``,
+    ``unknown_tool``, ``invalid_goal`` (with ``column``, 1-based in the goal), ``invalid_fact``,
+    ``invalid_value``, ``not_established`` (strict mode)."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, column: int | None = None) -> None:
         super().__init__(message)
         self.kind = kind
+        self.column = column
 
 
 @dataclass(frozen=True)
@@ -49,12 +59,21 @@ class Invocation:
 
 class Governance:
     def __init__(
-        self, sessions: SessionStore | None = None, client: ToolClient | None = None
+        self,
+        sessions: SessionStore | None = None,
+        client: ToolClient | None = None,
+        *,
+        create_sessions: bool = True,
     ) -> None:
-        self.sessions = sessions or SessionStore()
-        self.client = client or ToolClient()
+        # Not ``sessions or ...``: an empty SessionStore is falsy (it has a length).
+        self.sessions = sessions if sessions is not None else SessionStore()
+        self.client = client if client is not None else ToolClient()
+        self.create_sessions = create_sessions
         self.rulebase: Rulebase | None = None
         self.error: RulebaseError | None = None  # the last load's, while the previous serves
+        self.policy_hash = ""  # the policy version the active rulebase came from
+        self.loaded_at: float | None = None
+        self.error_policy_hash = ""  # the policy version whose tools section was rejected
 
     # -- the rulebase --------------------------------------------------------------------
 
@@ -65,21 +84,110 @@ class Governance:
             loaded = rulebase_mod.for_policy(policy, source)
         except RulebaseError as exc:
             self.error = exc
+            self.error_policy_hash = policy.sha256 if policy is not None else ""
             return self.rulebase
-        self.rulebase, self.error = loaded, None
+        self.rulebase, self.error, self.error_policy_hash = loaded, None, ""
+        self.policy_hash = policy.sha256 if policy is not None and loaded is not None else ""
+        self.loaded_at = time.time() if loaded is not None else None
         return loaded
+
+    def active(self) -> Rulebase:
+        """The active rulebase; ``unavailable`` (with the reason) when there is none."""
+        return self._active()
 
     def _active(self) -> Rulebase:
         if self.rulebase is None:
-            raise GovernanceError("unavailable", "the policy has no valid tools section")
+            if self.error is not None:
+                raise GovernanceError("unavailable", f"no rulebase is active: {self.error}")
+            raise GovernanceError(
+                "unavailable", "no rulebase is active: the policy has no tools section"
+            )
         return self.rulebase
+
+    def status(self) -> dict[str, Any]:
+        """The active rulebase's version, and the rejected one's problems while it is kept."""
+        error = None
+        if self.error is not None:
+            error = {
+                "policyHash": self.error_policy_hash,
+                "message": str(self.error),
+                "issues": [
+                    {"message": i.message, "path": i.path, "line": i.line, "column": i.column}
+                    for i in self.error.issues
+                ],
+            }
+        return {
+            "active": self.rulebase is not None,
+            "policyHash": self.policy_hash or None,
+            "rulebaseId": self.rulebase.id if self.rulebase is not None else None,
+            "loadedAt": self.loaded_at,
+            "error": error,
+        }
+
+    # -- sessions --------------------------------------------------------------------------
+
+    def _store(self, session_id: str) -> FactStore:
+        if self.create_sessions:
+            return self.sessions.get(session_id)
+        store = self.sessions.find(session_id)
+        if store is None:
+            raise GovernanceError(
+                "unknown_session",
+                f"unknown session {session_id!r} (never opened, closed, or idle for more "
+                f"than {self.sessions.idle_seconds:g} s)",
+            )
+        return store
+
+    def require_session(self, session_id: str) -> None:
+        """Raise ``unknown_session`` unless the session exists (or sessions open on demand)."""
+        self._store(session_id)
+
+    def open_session(
+        self,
+        session_id: str | None = None,
+        *,
+        contexts: Mapping[str, Any] | None = None,
+        facts: Sequence[str] = (),
+    ) -> dict[str, Any]:
+        """A new session (an id is made when none is given) with the application's trusted
+        context bindings (the logged-in user) and seeded facts; an existing id is refused."""
+        rulebase = self._active()
+        unknown = sorted(set(contexts or {}) - set(rulebase.contexts))
+        if unknown:
+            known = ", ".join(sorted(rulebase.contexts)) or "none"
+            raise GovernanceError(
+                "unknown_context", f"unknown context {unknown[0]!r} (known: {known})"
+            )
+        session_id = session_id or f"gs-{uuid.uuid4().hex}"
+        if self.sessions.create(session_id) is None:
+            raise GovernanceError("session_exists", f"session {session_id!r} exists already")
+        try:
+            for name, value in (contexts or {}).items():
+                self.bind(session_id, name, value, trusted=True)
+            for fact in facts:
+                self.seed(session_id, fact)
+        except GovernanceError:
+            self.sessions.drop(session_id)  # all or nothing
+            raise
+        return {"sessionId": session_id, **self.facts(session_id)}
+
+    def close_session(self, session_id: str) -> None:
+        if not self.sessions.drop(session_id):
+            raise GovernanceError("unknown_session", f"unknown session {session_id!r}")
+
+    def ephemeral(self) -> FactStore:
+        """A fresh store kept nowhere: a request that names no session."""
+        store = FactStore(self.sessions.clock, self.sessions.max_facts)
+        if self.sessions.seed is not None:
+            self.sessions.seed(store)
+        return store
 
     # -- operations ------------------------------------------------------------------------
 
     async def query(self, session_id: str, goal: str, max_answers: int = 20) -> Result:
         """Prove a symbolic goal in a session, calling data tools through their guards."""
         rulebase = self._active()
-        store = self.sessions.get(session_id)
+        store = self._store(session_id)
         budget = Budget.of(rulebase.limits)
         tools = GuardedTools(rulebase, store, self.client)
         try:
@@ -92,17 +200,18 @@ class Governance:
                 budget=budget,
             )
         except rulebase_mod.GoalError as exc:
-            raise GovernanceError("invalid_goal", str(exc)) from exc
+            where = f" (column {exc.column})" if exc.column is not None else ""
+            raise GovernanceError("invalid_goal", f"{exc}{where}", exc.column) from exc
 
     def facts(self, session_id: str) -> dict[str, Any]:
         self._active()
-        store = self.sessions.get(session_id)
+        store = self._store(session_id)
         return {**store.snapshot(), "summary": self.summary(session_id)}
 
     def summary(self, session_id: str) -> str:
         """The text for the LLM's prompt context."""
         rulebase = self._active()
-        store = self.sessions.get(session_id)
+        store = self._store(session_id)
         askables = {str(a.pattern): a.question for a in rulebase.askables.values()}
         return store.summary(rulebase.contexts, askables)
 
@@ -119,7 +228,7 @@ class Governance:
         constant = to_const(value)
         if constant is None:
             raise GovernanceError("invalid_value", "a context value is a string or a number")
-        store = self.sessions.get(session_id)
+        store = self._store(session_id)
         if not trusted and rulebase.strict and constant not in store.established_values():
             raise GovernanceError(
                 "not_established", f"strict mode: {value!r} is not a value established by facts"
@@ -147,7 +256,7 @@ class Governance:
         arity = rulebase.arity[atom.predicate]
         if arity != atom.arity:
             raise GovernanceError("invalid_fact", f"{atom.predicate} has {arity} arguments")
-        store = self.sessions.get(session_id)
+        store = self._store(session_id)
         values = []
         for arg in atom.args:
             if isinstance(arg, Variable):
@@ -158,8 +267,11 @@ class Governance:
 
     async def check(self, session_id: str, tool: str, arguments: Mapping[str, Any]) -> Verdict:
         """Would this call be allowed now? (Data the guard needs is fetched, guarded.)"""
-        rulebase = self._active()
-        store = self.sessions.get(session_id)
+        return await self._check(self._active(), self._store(session_id), tool, arguments)
+
+    async def _check(
+        self, rulebase: Rulebase, store: FactStore, tool: str, arguments: Mapping[str, Any]
+    ) -> Verdict:
         budget = Budget.of(rulebase.limits)
         tools = GuardedTools(rulebase, store, self.client)
         return await check_call(
@@ -168,9 +280,13 @@ class Governance:
 
     async def invoke(self, session_id: str, tool: str, arguments: Mapping[str, Any]) -> Invocation:
         """Guarded invocation: the verdict, and the tool's result when allowed (a data tool's
-        result also becomes facts of the session)."""
+        result also becomes facts of the session). A tool the rulebase does not declare has
+        no transport: ``unknown_tool``."""
         rulebase = self._active()
-        store = self.sessions.get(session_id)
+        if tool not in rulebase.functions:
+            known = ", ".join(sorted(rulebase.functions)) or "none"
+            raise GovernanceError("unknown_tool", f"unknown tool {tool!r} (known: {known})")
+        store = self._store(session_id)
         tools = GuardedTools(rulebase, store, self.client)
         try:
             verdict, result = await tools.invoke(tool, arguments)
@@ -180,10 +296,13 @@ class Governance:
         return Invocation(verdict, result)
 
     async def check_tool_calls(
-        self, session_id: str, tool_calls: Sequence[Mapping[str, Any]]
+        self, session_id: str | None, tool_calls: Sequence[Mapping[str, Any]]
     ) -> list[Verdict]:
         """Verdicts for an assistant message's OpenAI ``tool_calls`` (arguments are a JSON
-        string there); one that does not parse is blocked."""
+        string there); one that does not parse is blocked. ``None``: a fresh session kept
+        nowhere (nothing is established in it but what the checks fetch)."""
+        rulebase = self._active()
+        store = self.ephemeral() if session_id is None else self._store(session_id)
         verdicts = []
         for call in tool_calls:
             function = call.get("function") or {}
@@ -197,7 +316,7 @@ class Governance:
             if not isinstance(arguments, dict):
                 verdicts.append(Verdict(False, name, {}, "the arguments are not a JSON object"))
                 continue
-            verdicts.append(await self.check(session_id, name, arguments))
+            verdicts.append(await self._check(rulebase, store, name, arguments))
         return verdicts
 
     async def aclose(self) -> None:
