@@ -26,10 +26,25 @@ def sse(payload: Any) -> bytes:
     return b"data: " + json.dumps(payload).encode() + b"\n\n"
 
 
+def tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One OpenAI tool call as a model proposes it (the arguments as a JSON string)."""
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
+
+
+def tool_calls_message(*calls: dict[str, Any], content: str | None = None) -> dict[str, Any]:
+    """An assistant message proposing ``calls`` (for :attr:`FakeLLM.message`)."""
+    return {"role": "assistant", "content": content, "tool_calls": list(calls)}
+
+
 @dataclass
 class FakeLLM(JsonPeer):
     content: str | list[dict[str, Any]] | None = "Hello from the fake LLM."
-    message: dict[str, Any] | None = None  # overrides content when set
+    message: dict[str, Any] | None = None  # overrides content when set; with tool_calls,
+    # the choice ends with finish_reason "tool_calls" (see tool_call() for one such call)
     # Computes each answer from the request (as a model would); gets the choice's index.
     responder: Callable[[dict[str, Any], int], str] | None = None
     # Streaming (requests with "stream": true).
@@ -49,7 +64,8 @@ class FakeLLM(JsonPeer):
             message = self.message or {"role": "assistant", "content": self.content}
             if self.responder is not None:
                 message = {"role": "assistant", "content": self.responder(payload, index)}
-            choices.append({"index": index, "message": message, "finish_reason": "stop"})
+            finish = "tool_calls" if message.get("tool_calls") else "stop"
+            choices.append({"index": index, "message": message, "finish_reason": finish})
         return {
             "id": f"chatcmpl-fake-{len(self.requests)}",
             "object": "chat.completion",

@@ -12,8 +12,9 @@ from fastapi.responses import JSONResponse, Response
 
 from sentinel_runtime import __version__
 from sentinel_runtime.api.request_metrics import RequestMetrics
-from sentinel_runtime.api.routes import audit, chat, guardrails, health, indexes, rag
+from sentinel_runtime.api.routes import audit, chat, governance, guardrails, health, indexes, rag
 from sentinel_runtime.api.services import build_services
+from sentinel_runtime.governance.service import GovernanceError
 from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.settings import Settings
@@ -54,6 +55,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(indexes.router)
     app.include_router(rag.router)
     app.include_router(audit.router)
+    app.include_router(governance.router)
+    app.add_exception_handler(GovernanceError, governance.governance_error)
 
     @app.middleware("http")
     async def guard_requests(

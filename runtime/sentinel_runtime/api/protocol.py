@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 MAX_SCAN_CHARS = 1_000_000
+SESSION_ID_CHARS = 256
+MAX_GOAL_CHARS = 10_000
 
 
 class ChatMessage(BaseModel):
@@ -27,6 +29,13 @@ class ChatCompletionRequest(BaseModel):
     stream: bool = False
     index_name: str | None = Field(
         default=None, description="KAITO extension: answer from this index (RAG pipeline)."
+    )
+    sentinel_session: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SESSION_ID_CHARS,
+        description="Sentinel extension: the governance session whose facts the proposed tool "
+        "calls are judged by (none: a fresh session kept nowhere).",
     )
 
 
@@ -69,3 +78,40 @@ class ValidateRequest(BaseModel):
     answer: str = Field(max_length=MAX_SCAN_CHARS)
     citations: list[str] = Field(max_length=1000)
     retrieved_chunks: list[RetrievedChunk] = Field(default_factory=list, max_length=1000)
+
+
+# -- governance (seed 002) ----------------------------------------------------------------
+
+SessionId = Annotated[str, Field(min_length=1, max_length=SESSION_ID_CHARS)]
+ContextValue = Annotated[str | int | float, Field(union_mode="left_to_right")]
+
+
+class OpenSessionRequest(BaseModel):
+    """The application opens a session: its trusted bindings (the logged-in user) and facts."""
+
+    session_id: SessionId | None = None
+    contexts: dict[str, ContextValue] = Field(default_factory=dict, max_length=100)
+    facts: list[str] = Field(default_factory=list, max_length=1000)
+
+
+class QueryRequest(BaseModel):
+    session_id: SessionId
+    goal: str = Field(min_length=1, max_length=MAX_GOAL_CHARS)
+    max_answers: int = Field(default=20, ge=1, le=1000)
+
+
+class ContextRequest(BaseModel):
+    session_id: SessionId
+    name: str = Field(min_length=1, max_length=200)
+    value: ContextValue
+
+
+class AnswerFactRequest(BaseModel):
+    session_id: SessionId
+    fact: str = Field(min_length=1, max_length=MAX_GOAL_CHARS)
+
+
+class InvokeRequest(BaseModel):
+    session_id: SessionId
+    tool: str = Field(min_length=1, max_length=200)
+    arguments: dict[str, Any] = Field(default_factory=dict)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sentinel_runtime.demo import corpus
+from sentinel_runtime.governance import rulebase as governance_rulebase
+from sentinel_runtime.governance.service import Governance
 from sentinel_runtime.guardrails.policy import Diagnostic, Policy
 from sentinel_runtime.guardrails.reloader import GuardrailsReloader
 from sentinel_runtime.guardrails.state import GuardrailsState
@@ -15,7 +19,7 @@ from sentinel_runtime.index.embedders import build_embedder
 from sentinel_runtime.index.manager import IndexManager
 from sentinel_runtime.llm.embedded import DeltaStream, EmbeddedGenerator
 from sentinel_runtime.llm.upstream import UpstreamGenerator
-from sentinel_runtime.observability import events
+from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import config as pipeline_config
 from sentinel_runtime.pipeline import runner
@@ -41,6 +45,7 @@ class Services:
     generator: Generator
     indexes: IndexManager
     audit: AuditLog
+    governance: Governance
     reloader: GuardrailsReloader | None = None
 
     @property
@@ -53,6 +58,7 @@ class Services:
         if self.reloader is not None:
             self.reloader.stop()
         await self.generator.aclose()
+        await self.governance.aclose()
         self.indexes.close()
         self.indexes.embedder.close()
 
@@ -100,15 +106,78 @@ def _audit(settings: Settings) -> AuditLog:
 
 
 def _judge_sections(policy: Policy) -> tuple[Diagnostic, ...]:
+    # Parse the tools section now too (cached per policy hash), so the swap only picks it up.
+    # A bad one is reported when this policy version becomes active.
+    with contextlib.suppress(governance_rulebase.RulebaseError):
+        governance_rulebase.for_policy(policy, policy.source)
     return pipeline_config.for_policy(policy).diagnostics
 
 
+def follow_policy(governance: Governance, path: str) -> Callable[[Policy], None]:
+    """The hook that loads each activated policy version's rulebase into ``governance``, at
+    the moment the scanners swap; a bad tools section keeps the previous rulebase and is
+    logged and counted once per policy version."""
+
+    def follow(policy: Policy) -> None:
+        previous = governance.policy_hash or None
+        try:
+            rulebase = governance.load(policy, policy.source)
+        except Exception:  # a parser bug must not stop the reloader: keep what is active
+            log_event(
+                logger,
+                events.GOVERNANCE_RULEBASE_INVALID,
+                logging.ERROR,
+                exc_info=True,
+                path=path,
+                policy_hash=policy.sha256,
+                active_policy_hash=previous,
+                fallback_action="keep_previous_rulebase",
+            )
+            metrics.GOVERNANCE_RULEBASE_LOADS.labels("invalid").inc()
+            return
+        error = governance.error
+        if error is not None:
+            metrics.GOVERNANCE_RULEBASE_LOADS.labels("invalid").inc()
+            metrics.GOVERNANCE_RULEBASE_REJECTED.set(1)
+            log_event(
+                logger,
+                events.GOVERNANCE_RULEBASE_INVALID,
+                logging.ERROR,
+                path=path,
+                policy_hash=policy.sha256,
+                active_policy_hash=previous,
+                fallback_action="keep_previous_rulebase" if rulebase else "no_rulebase",
+                problems=[str(issue) for issue in error.issues],
+                line=error.line,
+                column=error.column,
+            )
+            return
+        metrics.GOVERNANCE_RULEBASE_REJECTED.set(0)
+        metrics.GOVERNANCE_RULEBASE_LOADS.labels("success" if rulebase else "none").inc()
+        if rulebase is not None:
+            log_event(
+                logger,
+                events.GOVERNANCE_RULEBASE_LOADED,
+                path=path,
+                policy_hash=policy.sha256,
+                rulebase_id=rulebase.id,
+                strict=rulebase.strict,
+                tools=sorted(rulebase.functions),
+                contexts=sorted(rulebase.contexts),
+            )
+
+    return follow
+
+
 def build_services(settings: Settings) -> Services:
+    # Sessions exist once the application opens them (POST /v1/governance/sessions).
+    governance = Governance(create_sessions=False)
     state = GuardrailsState(
         enabled=settings.OUTPUT_GUARDRAILS_ENABLED,
         path=settings.OUTPUT_GUARDRAILS_POLICY_PATH,
         judge_sections=_judge_sections,
     )
+    state.on_activate = follow_policy(governance, state.path)
     state.load_initial()
     runner.warm_up(pipeline_config.for_policy(state.engine.policy if state.engine else None))
     indexes = _indexes(settings)
@@ -120,5 +189,6 @@ def build_services(settings: Settings) -> Services:
         generator=_generator(settings),
         indexes=indexes,
         audit=_audit(settings),
+        governance=governance,
         reloader=_reloader(settings, state),
     )

@@ -110,6 +110,8 @@ class Policy:
     skipped: tuple[SkippedScanner, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     sections: Mapping[str, Any] = field(default_factory=dict)
+    # The file's text, so a section parsed later (the tools rulebase) can point at its lines.
+    source: str = field(default="", repr=False, compare=False)
 
 
 def snake_case(key: str) -> str:
@@ -158,10 +160,10 @@ def parse_policy(data: bytes | str) -> Policy:
         raise PolicyError(
             "invalid", f"policy must be a YAML mapping, got {type(document).__name__}"
         )
-    return _build_policy(digest(raw), document)
+    return _build_policy(digest(raw), document, text)
 
 
-def _build_policy(sha256: str, document: dict[Any, Any]) -> Policy:
+def _build_policy(sha256: str, document: dict[Any, Any], source: str = "") -> Policy:
     diagnostics: list[Diagnostic] = []
     top = {snake_case(str(k)): v for k, v in document.items()}
     for key in sorted(set(top) - _TOP_LEVEL_KEYS):
@@ -200,6 +202,7 @@ def _build_policy(sha256: str, document: dict[Any, Any]) -> Policy:
         skipped=tuple(skipped),
         diagnostics=tuple(diagnostics),
         sections=sections,
+        source=source,
     )
 
 

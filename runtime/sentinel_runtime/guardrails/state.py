@@ -46,11 +46,15 @@ class GuardrailsState:
         path: str,
         judge_sections: Callable[[policy_mod.Policy], Sequence[policy_mod.Diagnostic]]
         | None = None,
+        on_activate: Callable[[policy_mod.Policy], None] | None = None,
     ) -> None:
         self.enabled = enabled
         # The pipeline's sections are parsed by a layer above this one; it hands in its judge
         # so one load logs every diagnostic and warms that parse before the swap.
         self.judge_sections = judge_sections
+        # Told of each policy version as it becomes active (under the same lock, right after
+        # the engine swap): the governance layer swaps its rulebase with the scanners.
+        self.on_activate = on_activate
         # An empty configured path means "the in-memory defaults" (seed 003): our shipped policy.
         self.configured_path = path
         self.path = path or default_policy_path()
@@ -155,6 +159,8 @@ class GuardrailsState:
     def _activate(self, engine: GuardrailsEngine) -> None:
         self.engine = engine
         self.error = None
+        if self.on_activate is not None:
+            self.on_activate(engine.policy)
         metrics.POLICY_READY.set(1)
         metrics.POLICY_LOADED_TIMESTAMP.set(time.time())
         metrics.ACTIVE_POLICY.info(

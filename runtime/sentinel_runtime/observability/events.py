@@ -45,3 +45,8 @@ INTROSPECTION_FALLBACK: Final = "rag_introspection_fallback"
 CITATIONS_BLOCKED: Final = "rag_citations_blocked"
 AUDIT_WRITE_FAILED: Final = "rag_audit_write_failed"
 DEMO_CORPUS_LOADED: Final = "rag_demo_corpus_loaded"
+
+# Governed tool calls (ours).
+GOVERNANCE_RULEBASE_LOADED: Final = "governance_rulebase_loaded"
+GOVERNANCE_RULEBASE_INVALID: Final = "governance_rulebase_invalid"
+GOVERNANCE_TOOL_CALL_BLOCKED: Final = "governance_tool_call_blocked"

@@ -145,6 +145,25 @@ STAGE_DURATION = Histogram(
     buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2.5, 10.0),
 )
 
+# Governed tool calls (ours).
+GOVERNANCE_RULEBASE_LOADS = Counter(
+    "governance_rulebase_loads",
+    "Rulebase loads with each policy version: success, invalid (the previous rulebase stays "
+    "active), none (the policy has no tools section).",
+    ["result"],
+)
+GOVERNANCE_RULEBASE_REJECTED = Gauge(
+    "governance_rulebase_rejected",
+    "1 while the active policy's tools section is rejected and the previous rulebase (or none) "
+    "serves.",
+)
+GOVERNANCE_TOOL_CALLS = Counter(
+    "governance_tool_calls",
+    "Tool calls judged by their guards, by path (chat: proposed by the upstream LLM; invoke: "
+    "POST /v1/governance/invoke) and verdict (allowed, blocked).",
+    ["path", "verdict"],
+)
+
 # Known label values start at zero so rate() and alerts see the series before the first event.
 # A process that never loads a policy enforces none and refuses nothing: 1. Every process
 # running `sentinel` defines these metrics, the operator included; a 0 there would page
@@ -166,3 +185,8 @@ for _result in ("valid", "invalid", "not_checked"):
     CITATION_VALIDATIONS.labels(_result)
 for _reason in ("unreachable", "timeout", "http_status", "bad_response"):
     UPSTREAM_ERRORS.labels(_reason)
+for _result in ("success", "invalid", "none"):
+    GOVERNANCE_RULEBASE_LOADS.labels(_result)
+for _path in ("chat", "invoke"):
+    for _verdict in ("allowed", "blocked"):
+        GOVERNANCE_TOOL_CALLS.labels(_path, _verdict)

@@ -1,7 +1,8 @@
 """``POST /v1/chat/completions`` and ``GET /v1/models``: generate, then guard the answer.
 
 ``stream: true`` is served by :mod:`sentinel_runtime.api.streaming`, which counts and times
-the request itself when the stream ends.
+the request itself when the stream ends. ``sentinel_session`` names a governance session: its
+fact summary goes upstream, and the tool calls the model proposes are judged in it.
 """
 
 from __future__ import annotations
@@ -56,7 +57,11 @@ def _last_user_text(body: dict[str, Any]) -> str:
 
 
 async def _answer(
-    request: ChatCompletionRequest, services: Services, body: dict[str, Any], query: str
+    request: ChatCompletionRequest,
+    services: Services,
+    body: dict[str, Any],
+    query: str,
+    session: str | None,
 ) -> dict[str, Any]:
     if request.index_name is not None:
         answered = await answering.answer_question(
@@ -71,6 +76,7 @@ async def _answer(
     # reaches the generator, a restricted one is told to stay high-level.
     engine = answering.active_engine(services)
     pre, context, refused = await answering.preflight(services, engine, query, body)
+    tool_calls = None
     if refused:
         result = await answering.refusal(pre, context, query)
         response = embedded.completion(
@@ -78,10 +84,11 @@ async def _answer(
         )
     else:
         response = await services.generator.complete(body)
+        tool_calls = await answering.check_tool_calls(services, session, response, pre.request_id)
         result = runner.passthrough(pre, _first_text(response), answering.generator_name(services))
     response["id"] = str(response.get("id") or f"chatcmpl-{uuid.uuid4().hex}")
     answered = await answering.guard(
-        services, engine, result, response, index_name=None, endpoint="chat"
+        services, engine, result, response, index_name=None, endpoint="chat", tool_calls=tool_calls
     )
     return answered.response
 
@@ -98,16 +105,18 @@ async def chat_completions(
     started = time.perf_counter()
     status = "failure"
     try:
-        body = request.model_dump(exclude_none=True, exclude={"index_name"})
-        _check_context_window(services, body)
+        body = request.model_dump(exclude_none=True, exclude={"index_name", "sentinel_session"})
         query = _last_user_text(body)
+        session = answering.governance_session(services, request.sentinel_session)
+        answering.add_fact_summary(services, session, body)
+        _check_context_window(services, body)  # the summary counts: it goes upstream too
         if request.stream:
             stream = await streaming.open_chat_stream(
                 services, request, body, query, started=started
             )
             status = "streaming"  # from here the stream accounts for itself, once, at its end
             return stream
-        response = await _answer(request, services, body, query)
+        response = await _answer(request, services, body, query, session)
         status = "success"
         return response
     except OutputGuardrailsError as exc:

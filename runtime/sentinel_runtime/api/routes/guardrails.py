@@ -44,6 +44,8 @@ async def active_policy(services: ServicesDep) -> dict[str, Any]:
             {"event": d.event, **d.fields} for d in (*policy.diagnostics, *pipeline.diagnostics)
         ],
         "pipeline": pipeline.describe(),  # the sections in force, defaults included
+        # The tools section's rulebase: the active one's policy hash, a rejected one's problems.
+        "governance": services.governance.status(),
     }
 
 
