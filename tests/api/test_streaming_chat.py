@@ -450,6 +450,10 @@ def test_a_fail_closed_scanner_error_mid_stream_ends_with_an_error_event(
         }
     )
     fake_llm.content = filler(1000) + " " + SLOW_TEXT + " and after it " + filler(300)
+    # Paced like a model (32 characters every 10 ms), so the text before the slow part
+    # arrives, and is released, before the slow part does; at full speed one network read
+    # may bring everything at once.
+    fake_llm.piece_chars, fake_llm.piece_delay = 32, 0.01
 
     _, events = raw_events(runtime, {})
 
