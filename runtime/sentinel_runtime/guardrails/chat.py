@@ -4,7 +4,8 @@ Every assistant message with text is scanned: string content, or the text parts 
 content (joined and scanned as one text, so a secret split across parts is still seen;
 the message then carries the result as one string). Messages with only tool calls and no
 text are skipped, as seed 003 states. A block replaces the content with the policy's
-``blockMessage`` and sets ``finish_reason`` to ``content_filter``.
+``blockMessage``, sets ``finish_reason`` to ``content_filter`` and drops the message's tool
+calls: a model whose words were withheld must not act through a tool in the same breath.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def guard_chat_completion(
         message["content"] = outcome.text
         if outcome.action == "block":
             choice["finish_reason"] = "content_filter"
+            message.pop("tool_calls", None)
         report_action(engine, outcome, response_id)
     return verdicts
 
