@@ -111,3 +111,16 @@ def test_policy_types_lists_every_registered_type_with_its_fields() -> None:
         assert f"\n{name}: " in f"\n{out}"
     assert "    patterns: list[str] (required)" in out
     assert "    limit: int (default 4096)" in out
+
+
+def test_policy_check_judges_the_tools_section_with_the_runtime_parser(tmp_path: Path) -> None:
+    airline = Path(__file__).resolve().parents[1] / "samples" / "airline" / "guardrails.yaml"
+    good = run("policy", "check", str(airline), "--json")
+    assert good.returncode == 0, good.stderr
+    assert "refund_booking" in json.loads(good.stdout)["tools"]["guarded"]
+    bad = tmp_path / "guardrails.yaml"
+    bad.write_text("scanners: []\ntools:\n  rules: |\n    a(X) :- b(X, Y.\n", encoding="utf-8")
+    result = run("policy", "check", str(bad))
+    assert result.returncode == 1
+    assert b"tools: rejected, 1 problem" in result.stdout
+    assert b"line 4, column 19" in result.stdout

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_runtime import __version__
+from sentinel_runtime.governance import rulebase as governance_rulebase
 from sentinel_runtime.guardrails import policy as policy_mod
 from sentinel_runtime.guardrails.engine import OutputGuardrailsError, build_engine
 from sentinel_runtime.guardrails.scanners import REGISTRY
@@ -73,6 +74,20 @@ def _load_or_report(path: str) -> policy_mod.Policy | None:
         return None
 
 
+def _tools_report(parsed: policy_mod.Policy) -> dict[str, Any] | None:
+    """The ``tools`` section judged by the runtime's own rulebase parser (None: no section)."""
+    if "tools" not in parsed.sections:
+        return None
+    try:
+        rules = governance_rulebase.parse_rulebase(parsed.sections["tools"], parsed.source)
+    except governance_rulebase.RulebaseError as exc:
+        return {"problems": [str(issue) for issue in exc.issues]}
+    return {
+        "rules": sum(len(clauses) for clauses in rules.clauses.values()),
+        "guarded": sorted(rules.guards),
+    }
+
+
 def _policy_check(args: argparse.Namespace) -> int:
     logs.configure("CRITICAL")  # the report below says everything; keep stderr clean
     parsed = _load_or_report(args.file)
@@ -89,6 +104,7 @@ def _policy_check(args: argparse.Namespace) -> int:
     )
     active = [a.spec for a in engine.scanners]
     skipped = engine.skipped
+    tools = _tools_report(parsed)
     if args.json:
         print(
             json.dumps(
@@ -101,6 +117,7 @@ def _policy_check(args: argparse.Namespace) -> int:
                     "skipped": [s.describe() for s in skipped],
                     "diagnostics": [{"event": d.event, **d.fields} for d in parsed.diagnostics],
                     "sections": sorted(parsed.sections),
+                    "tools": tools,
                 },
                 indent=2,
             )
@@ -129,6 +146,16 @@ def _policy_check(args: argparse.Namespace) -> int:
                 print(f"  {d.event} {fields}")
         if not active:
             print("warning: no active scanners: every answer passes unchanged")
+        if tools is not None and "problems" in tools:
+            count = len(tools["problems"])
+            plural = "s" if count != 1 else ""
+            print(f"tools: rejected, {count} problem{plural} (the runtime would refuse it)")
+            for problem in tools["problems"]:
+                print(f"  {problem}")
+        elif tools is not None:
+            print(f"tools: {tools['rules']} rule clauses, guarded tools: {tools['guarded']}")
+    if tools is not None and "problems" in tools:
+        return EXIT_ERROR  # the runtime would reject the section (and keep the previous one)
     if args.strict and (skipped or parsed.diagnostics):
         return EXIT_STRICT
     return EXIT_OK
