@@ -25,7 +25,7 @@ from sentinel_runtime.governance.rulebase import Rulebase, parse_rulebase
 from sentinel_runtime.governance.solver import solve
 from sentinel_runtime.governance.tools import ToolClient
 from stats import median, p99, table
-from support.tool_peer import ToolPeer
+from support.tool_peer import INDEPENDENT_TOOLS, ToolPeer, independent_tools_section
 
 GROUPS = 50
 NODES = 100
@@ -135,23 +135,7 @@ def solver_rows(quick: bool) -> list[list[str]]:
 
 
 async def _concurrent(peer: ToolPeer) -> tuple[float, Any]:
-    tools = {f"t{i}": {"url": f"/tools/t{i}"} for i in range(4)}
-    rulebase = parse_rulebase(
-        {
-            "baseUrl": peer.url,
-            "functions": tools,
-            "bindings": [
-                {
-                    "fact": f"p{i}(X, V)",
-                    "tool": f"t{i}",
-                    "args": {"id": "X"},
-                    "extract": {"V": "$.ok"},
-                }
-                for i in range(4)
-            ],
-            "rules": "all(X) :- p0(X, A), p1(X, B), p2(X, C), p3(X, D).",
-        }
-    )
+    rulebase = parse_rulebase(independent_tools_section(peer.url))
     store = FactStore()
     client = ToolClient()
     try:
@@ -168,8 +152,8 @@ async def _concurrent(peer: ToolPeer) -> tuple[float, Any]:
 
 def concurrency_rows() -> list[list[str]]:
     peer = ToolPeer(
-        handlers={f"t{i}": (lambda args: {"ok": "yes"}) for i in range(4)},
-        delays={f"t{i}": SLOW for i in range(4)},
+        handlers={name: (lambda args: {"ok": "yes"}) for name in INDEPENDENT_TOOLS},
+        delays=dict.fromkeys(INDEPENDENT_TOOLS, SLOW),
     ).start()
     try:
         wall, result = asyncio.run(_concurrent(peer))

@@ -15,7 +15,7 @@ from sentinel_runtime.governance.guard import GuardedTools
 from sentinel_runtime.governance.rulebase import Rulebase, parse_rulebase
 from sentinel_runtime.governance.solver import Budget, solve
 from sentinel_runtime.governance.tools import ToolClient
-from support.tool_peer import ToolPeer
+from support.tool_peer import INDEPENDENT_TOOLS, ToolPeer, independent_tools_section
 
 
 class Clock:
@@ -286,28 +286,12 @@ def test_bounds_give_a_clear_result(peer: ToolPeer) -> None:
 
 def test_independent_tool_calls_run_concurrently() -> None:
     """Four goals whose tools share no unbound variable: one round of calls, measured."""
-    tools = {f"t{i}": {"url": f"/tools/t{i}"} for i in range(4)}
     peer = ToolPeer(
-        handlers={name: (lambda args: {"ok": "yes"}) for name in tools},
-        delays=dict.fromkeys(tools, 0.3),
+        handlers={name: (lambda args: {"ok": "yes"}) for name in INDEPENDENT_TOOLS},
+        delays=dict.fromkeys(INDEPENDENT_TOOLS, 0.3),
     ).start()
     try:
-        rulebase = parse_rulebase(
-            {
-                "baseUrl": peer.url,
-                "functions": tools,
-                "bindings": [
-                    {
-                        "fact": f"p{i}(X, V)",
-                        "tool": f"t{i}",
-                        "args": {"id": "X"},
-                        "extract": {"V": "$.ok"},
-                    }
-                    for i in range(4)
-                ],
-                "rules": "all(X) :- p0(X, A), p1(X, B), p2(X, C), p3(X, D).",
-            }
-        )
+        rulebase = parse_rulebase(independent_tools_section(peer.url))
         store = FactStore()
         started = time.monotonic()
         result = run(solve(rulebase, store, "all(k)", guarded(rulebase, store)))

@@ -47,3 +47,20 @@ class ToolPeer(JsonPeer):
 
     def called(self, name: str) -> list[dict[str, Any]]:
         return [args for tool, args in self.calls if tool == name]
+
+
+INDEPENDENT_TOOLS = tuple(f"t{i}" for i in range(4))
+
+
+def independent_tools_section(base_url: str) -> dict[str, Any]:
+    """A ``tools`` section whose goal ``all(X)`` needs four tools sharing no unbound variable:
+    a solver can fetch their facts in one concurrent round."""
+    return {
+        "baseUrl": base_url,
+        "functions": {name: {"url": f"/tools/{name}"} for name in INDEPENDENT_TOOLS},
+        "bindings": [
+            {"fact": f"p{i}(X, V)", "tool": name, "args": {"id": "X"}, "extract": {"V": "$.ok"}}
+            for i, name in enumerate(INDEPENDENT_TOOLS)
+        ],
+        "rules": "all(X) :- p0(X, A), p1(X, B), p2(X, C), p3(X, D).",
+    }
