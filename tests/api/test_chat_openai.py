@@ -10,9 +10,9 @@ import httpx
 import openai
 import pytest
 
-from support.configmap import ConfigMapDir
 from support.fake_llm import FakeLLM
-from support.runtime import RuntimeProcess, free_port, start_runtime
+from support.runtime import RuntimeProcess, free_port, guarded_runtime
+from support.runtime import openai_client as client_for
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
@@ -28,32 +28,17 @@ scanners:
 """
 
 
-def client_for(runtime: RuntimeProcess) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{runtime.base_url}/v1", api_key="unused", max_retries=0)
-
-
 @pytest.fixture(scope="module")
 def guarded_server(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[RuntimeProcess, FakeLLM]]:
-    tmp_path = tmp_path_factory.mktemp("guarded")
-    configmap = ConfigMapDir(tmp_path / "guardrails")
-    configmap.write(BLOCK_POLICY)
-    fake_llm = FakeLLM().start()
-    runtime = start_runtime(
-        tmp_path,
-        {
-            "OUTPUT_GUARDRAILS_ENABLED": "true",
-            "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),
-            "LLM_INFERENCE_URL": fake_llm.base_url,
-            "LLM_ACCESS_SECRET": "upstream-secret-value",
-            "LLM_MODEL": "fake-model",
-            "LLM_TIMEOUT_SECONDS": "1.5",
-        },
-    )
-    yield runtime, fake_llm
-    runtime.stop()
-    fake_llm.stop()
+    env = {
+        "LLM_ACCESS_SECRET": "upstream-secret-value",
+        "LLM_MODEL": "fake-model",
+        "LLM_TIMEOUT_SECONDS": "1.5",
+    }
+    with guarded_runtime(tmp_path_factory.mktemp("guarded"), BLOCK_POLICY, env) as served:
+        yield served
 
 
 @pytest.fixture

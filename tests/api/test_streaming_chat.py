@@ -16,7 +16,8 @@ import pytest
 
 from support.configmap import ConfigMapDir
 from support.fake_llm import FakeLLM
-from support.runtime import RuntimeProcess, start_runtime
+from support.runtime import RuntimeProcess, guarded_runtime
+from support.runtime import openai_client as client_for
 from support.scanners import SLOW_PATTERN, SLOW_TEXT
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
@@ -65,10 +66,6 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
     return False
 
 
-def client_for(runtime: RuntimeProcess) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{runtime.base_url}/v1", api_key="unused", max_retries=0)
-
-
 def stream(runtime: RuntimeProcess, text: str = "hi", **kwargs: Any) -> list[Any]:
     """Every chunk the openai client yields for one streamed request."""
     return list(
@@ -111,23 +108,9 @@ def audit_record(runtime: RuntimeProcess, request_id: str | None = None) -> dict
 def guarded_server(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[RuntimeProcess, FakeLLM]]:
-    tmp_path = tmp_path_factory.mktemp("streaming")
-    configmap = ConfigMapDir(tmp_path / "guardrails")
-    configmap.write(POLICY)
-    fake_llm = FakeLLM().start()
-    runtime = start_runtime(
-        tmp_path,
-        {
-            "OUTPUT_GUARDRAILS_ENABLED": "true",
-            "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),
-            "LLM_INFERENCE_URL": fake_llm.base_url,
-            "LLM_MODEL": "fake-model",
-            "LLM_TIMEOUT_SECONDS": "1.5",
-        },
-    )
-    yield runtime, fake_llm
-    runtime.stop()
-    fake_llm.stop()
+    env = {"LLM_MODEL": "fake-model", "LLM_TIMEOUT_SECONDS": "1.5"}
+    with guarded_runtime(tmp_path_factory.mktemp("streaming"), POLICY, env) as served:
+        yield served
 
 
 KEEP = {"requests", "server", "disconnects", "streams_done"}

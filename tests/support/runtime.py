@@ -8,11 +8,16 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import openai
+
+from support.configmap import ConfigMapDir
+from support.fake_llm import FakeLLM
 
 STARTUP_SECONDS = 30.0
 
@@ -107,3 +112,34 @@ def start_runtime(
             time.sleep(0.1)
     runtime.stop()
     raise RuntimeError(f"runtime did not start in {STARTUP_SECONDS} s:\n{runtime.logs()}")
+
+
+def openai_client(runtime: RuntimeProcess, api_key: str = "unused") -> openai.OpenAI:
+    """The official client pointed at a runtime, with no retries to hide a failure."""
+    return openai.OpenAI(base_url=f"{runtime.base_url}/v1", api_key=api_key, max_retries=0)
+
+
+@contextmanager
+def guarded_runtime(
+    tmp_path: Path, policy: str, env: Mapping[str, str] | None = None
+) -> Iterator[tuple[RuntimeProcess, FakeLLM]]:
+    """A runtime enforcing ``policy`` (a hot-reloaded file) in front of a fake upstream."""
+    configmap = ConfigMapDir(tmp_path / "guardrails")
+    configmap.write(policy)
+    fake_llm = FakeLLM().start()
+    try:
+        runtime = start_runtime(
+            tmp_path,
+            {
+                "OUTPUT_GUARDRAILS_ENABLED": "true",
+                "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),
+                "LLM_INFERENCE_URL": fake_llm.base_url,
+                **(env or {}),
+            },
+        )
+        try:
+            yield runtime, fake_llm
+        finally:
+            runtime.stop()
+    finally:
+        fake_llm.stop()
