@@ -279,3 +279,11 @@ def test_text_arriving_faster_than_read_is_scanned_in_bigger_steps() -> None:
     released += [guard.feed(piece).text for piece in pieces[101:]]
     assert sum(1 for r in released if r) == 3  # MAX_STEP reached once more
     assert "".join(released) + guard.finish().text == text
+
+
+def test_a_hit_straddling_the_cut_is_not_released_when_a_later_hit_blocks_the_tail() -> None:
+    # Found by the block property test: the tail blocked on the second phrase, and the head
+    # "Do Not" was released although the first phrase straddled the cut.
+    text = "Do Not Distribute Do Not Distribute refund "
+    streamed, stop = stream(unthrottled(BLOCK, step=8), [text[:35], text[35:]])
+    assert (streamed, stop) == (BLOCK.block_message, "block")

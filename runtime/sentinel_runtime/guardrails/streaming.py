@@ -223,11 +223,20 @@ class StreamGuard:
             head = self.engine.trial(pending[:cut], self.local)
             if head.action == "block":
                 continue
-            if whole.action == "block" or whole.text == head.text + tail.text:
-                # Either the hit lies in the tail (it waits there) or the cut splits nothing.
-                return self._cut_at(cut, head)
+            if whole.action == "block":
+                # The tail blocks too, yet another hit may straddle the cut: release the head
+                # only when no hit starts before the cut (one would end within a window).
+                bridge = self.engine.trial(pending[: cut + self.window], self.local)
+                if bridge.action != "block":
+                    return self._cut_at(cut, head)
+            elif whole.text == head.text + tail.text:
+                return self._cut_at(cut, head)  # the cut splits nothing
         if len(pending) < self.window + self.step + MAX_EXTRA_HOLD:
             return Release("")  # a hit straddles every cut tried: wait for more text
+        # Held this long with no clean cut: a hit lies far before the end, so it stays.
+        if whole.action == "block":
+            self._keep(whole)
+            return self._block()
         head = self.engine.trial(pending[: cuts[0]], self.local)
         if head.action == "block":
             self._keep(head)
