@@ -115,18 +115,22 @@ class GuardrailsEngine:
             metrics.SCANNER_TRIGGERED.labels(hit.type, hit.action).inc()
         for failure in outcome.failures:
             spec = next(a.spec for a in self.scanners if a.spec.index == failure.index)
-            metrics.SCANNER_ERRORS.labels(spec.type, spec.fail_mode).inc()
-            log_event(
-                logger,
-                events.FAILED,
-                logging.ERROR,
-                fail_open=True,
-                error=failure.error,
-                response_id=response_id,
-                type=spec.type,
-                scanner_index=spec.index,
-                policy_hash=self.policy.sha256,
-            )
+            self._scanner_failed(spec, response_id, error=failure.error)
+
+    def _scanner_failed(self, spec: ScannerSpec, response_id: str, **details: object) -> None:
+        """Count and log one scanner exception (its failMode says whether the answer goes)."""
+        metrics.SCANNER_ERRORS.labels(spec.type, spec.fail_mode).inc()
+        log_event(
+            logger,
+            events.FAILED,
+            logging.ERROR,
+            fail_open=spec.fail_mode == "open",
+            response_id=response_id,
+            type=spec.type,
+            scanner_index=spec.index,
+            policy_hash=self.policy.sha256,
+            **details,
+        )
 
     def _scan(
         self,
@@ -146,18 +150,7 @@ class GuardrailsEngine:
             except Exception as exc:
                 fail_open = spec.fail_mode == "open"
                 if not fail_open or record:
-                    metrics.SCANNER_ERRORS.labels(spec.type, spec.fail_mode).inc()
-                    log_event(
-                        logger,
-                        events.FAILED,
-                        logging.ERROR,
-                        exc_info=True,
-                        fail_open=fail_open,
-                        response_id=response_id,
-                        type=spec.type,
-                        scanner_index=spec.index,
-                        policy_hash=self.policy.sha256,
-                    )
+                    self._scanner_failed(spec, response_id, exc_info=True)
                 if not fail_open:
                     raise OutputGuardrailsError(spec.type, exc) from exc
                 failures.append(ScannerFailure(spec.index, spec.type, type(exc).__name__))
