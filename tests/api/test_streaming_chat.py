@@ -14,6 +14,9 @@ import httpx
 import openai
 import pytest
 
+from sentinel_runtime.guardrails.engine import build_engine
+from sentinel_runtime.guardrails.policy import parse_policy
+from sentinel_runtime.guardrails.streaming import StreamGuard
 from support.configmap import ConfigMapDir
 from support.fake_llm import FakeLLM
 from support.runtime import RuntimeProcess, guarded_runtime
@@ -37,7 +40,8 @@ scanners:
   - type: secrets
     action: redact
 """
-WINDOW = 512  # the secrets scanner's reach: the largest in POLICY
+# The runtime's hold-back window for POLICY, as the guard computes it (the chained reaches).
+WINDOW = StreamGuard(build_engine(parse_policy(POLICY), "test")).window
 FILLER = "The refund policy gives customers thirty days to ask for their money back. "
 
 

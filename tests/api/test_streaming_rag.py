@@ -14,6 +14,10 @@ import httpx
 import openai
 import pytest
 
+from sentinel_runtime.guardrails.engine import build_engine
+from sentinel_runtime.guardrails.policy import parse_policy
+from sentinel_runtime.guardrails.state import default_policy_path
+from sentinel_runtime.guardrails.streaming import StreamGuard
 from support.fake_llm import FakeLLM
 from support.runtime import RuntimeProcess, guarded_runtime, start_runtime
 from support.runtime import openai_client as client_for
@@ -103,7 +107,8 @@ def test_a_streamed_rag_answer_equals_the_non_streaming_one(demo: RuntimeProcess
     assert sentinel["decision"] == "answer" and sentinel["indexName"] == "demo"
     assert sentinel["citations"]["ids"] == ["refund-policy-2026#p0"]
     assert sentinel["citations"]["validation"]["citation_valid"] is True
-    assert sentinel["stream"]["windowChars"] == 512  # the default policy's secrets scanner
+    default = build_engine(parse_policy(Path(default_policy_path()).read_bytes()), "default")
+    assert sentinel["stream"]["windowChars"] == StreamGuard(default).window
     nodes = last.model_extra["source_nodes"]
     assert "refund-policy-2026#p0" in {n["node_id"] for n in nodes}
     assert all("source_nodes" not in (c.model_extra or {}) for c in chunks[:-1])

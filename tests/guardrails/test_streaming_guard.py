@@ -122,7 +122,7 @@ def test_with_a_narrow_window_matches_across_cuts_are_never_split(
     text: str, cuts: list[int]
 ) -> None:
     guard = unthrottled(NARROW, step=1)
-    assert guard.window < 40
+    assert guard.window < 80
     assert stream(guard, split(text, cuts)) == (NARROW.scan(text).text, None)
 
 
@@ -178,7 +178,10 @@ def test_no_text_leaves_before_the_window_has_seen_what_follows() -> None:
 
 def test_the_window_is_the_largest_reach_of_the_policy() -> None:
     assert unthrottled(BLOCK).window == len("Do Not Distribute") + 8
-    assert unthrottled(REDACT).window == 512  # secrets: a line
+    # Each redacting scanner's reach adds to those after it in the chain: the regex (the
+    # longer of its patterns), ban_substrings, sensitive, secrets (a line), invisible_text.
+    chained = regex_reach(r"sk-[A-Za-z0-9]{20}") + (len("Do Not Distribute") + 8) + 256 + 512 + 1
+    assert unthrottled(REDACT).window == chained
     assert regex_reach(r"\d+") == UNBOUNDED_REACH + 8
     assert regex_reach(r"(?<=x)\p{L}{3}") >= UNBOUNDED_REACH  # `regex` syntax: unbounded
 
@@ -287,3 +290,21 @@ def test_a_hit_straddling_the_cut_is_not_released_when_a_later_hit_blocks_the_ta
     text = "Do Not Distribute Do Not Distribute refund "
     streamed, stop = stream(unthrottled(BLOCK, step=8), [text[:35], text[35:]])
     assert (streamed, stop) == (BLOCK.block_message, "block")
+
+
+def test_a_cut_never_falls_inside_a_word() -> None:
+    # Found by the block property test: a cut inside "DistributeDo" let the next piece start
+    # at "Do", where a word boundary matched that the whole text does not have.
+    text = "is isDo Not DistributeDo Not Distribute refund days, days, days, bob@example.com"
+    pieces = [text[:27], text[27:33], text[33:]]
+    assert BLOCK.scan(text).action is None
+    assert stream(unthrottled(BLOCK, step=8), pieces) == (text, None)
+
+
+def test_a_redaction_that_makes_a_later_hit_is_waited_for() -> None:
+    # Found by the narrow-window property test: redacting the key glued to the phrase gives
+    # "Distribute[REDACTED]" the word boundary ban_substrings needs, so the window covers both.
+    text = "the refund Do Not Distributesk-ABCDEFGHIJKLMNOPQRST the the refund is \n sk-x"
+    pieces = [text[:46], text[46:]]
+    assert stream(unthrottled(NARROW, step=1), pieces) == (NARROW.scan(text).text, None)
+    assert "Distribute" not in NARROW.scan(text).text

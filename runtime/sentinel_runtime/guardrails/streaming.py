@@ -4,8 +4,9 @@ seen it.
 Scanners fall in three kinds, by how much of the answer a verdict needs:
 
 * **local** (regex, ban_substrings, sensitive, secrets, invisible_text): a hit depends only on
-  the text around it, up to the scanner's *reach* (the longest match it can make). The guard
-  holds back a window of the largest reach and releases text before it once a cut is
+  the text around it, up to the scanner's *reach* (the longest match it can make) plus the
+  reaches of the redacting scanners before it in the chain. The guard holds back a window of
+  the largest such reach and releases text before it once a cut is
   *consistent*: scanning the held text whole gives the same result as scanning the part to
   release and the rest apart. So a match that straddles the cut is never split; the held part
   waits for more text instead.
@@ -86,6 +87,21 @@ LOCAL_REACH: dict[str, Callable[[Any], int]] = {
 PREFIX_TYPES = frozenset({"token_limit", "reading_time"})
 
 
+def chain_reach(local: tuple[ActiveScanner, ...]) -> int:
+    """How far ahead the chain must see before a verdict is final. A scanner reads the text
+    earlier scanners redacted, and a redaction depends on text up to its scanner's reach, so
+    a hit can depend on the reach of each earlier redacting scanner added to its own: an
+    ``sk-`` key redacted to ``[REDACTED]`` right after "Do Not Distribute" gives that phrase
+    the word boundary a banned-substring scanner needs."""
+    window = carried = 0
+    for active in local:
+        reach = LOCAL_REACH[active.spec.type](active.spec.params)
+        window = max(window, carried + reach)
+        if active.spec.action == "redact":
+            carried += reach
+    return window
+
+
 @dataclass(frozen=True)
 class Release:
     """Text the stream may send now; with ``stop`` set, the stream ends after it."""
@@ -141,7 +157,7 @@ class StreamGuard:
         self.local = tuple(local)
         self.prefix = tuple(prefix)
         self.holds_whole_text = whole
-        self.window = max((LOCAL_REACH[a.spec.type](a.spec.params) for a in local), default=0)
+        self.window = chain_reach(self.local)
         self._pending = ""
         self._progress = _Progress()
 
@@ -210,7 +226,7 @@ class StreamGuard:
         pending = self._pending
         whole = self.engine.trial(pending, self.local)
         cuts = self._cuts(pending)
-        if whole.action is None and not whole.failures:
+        if cuts and whole.action is None and not whole.failures:
             # Nothing anywhere in the held text: release up to the latest cut as it is.
             return self._cut_at(cuts[0], ScanOutcome(pending[: cuts[0]], None))
         for cut in cuts[:CUT_TRIES]:
@@ -232,29 +248,32 @@ class StreamGuard:
             elif whole.text == head.text + tail.text:
                 return self._cut_at(cut, head)  # the cut splits nothing
         if len(pending) < self.window + self.step + MAX_EXTRA_HOLD:
-            return Release("")  # a hit straddles every cut tried: wait for more text
+            return Release("")  # no cut, or a hit straddles every cut tried: wait for more
         # Held this long with no clean cut: a hit lies far before the end, so it stays.
         if whole.action == "block":
             self._keep(whole)
             return self._block()
-        head = self.engine.trial(pending[: cuts[0]], self.local)
+        # No whitespace at all, or a hit across every cut: cut at the window's edge after all.
+        cut = cuts[0] if cuts else len(pending) - self.window
+        head = self.engine.trial(pending[:cut], self.local)
         if head.action == "block":
             self._keep(head)
             return self._block()
-        return self._cut_at(cuts[0], head)
+        return self._cut_at(cut, head)
 
     def _cut_at(self, cut: int, head: ScanOutcome) -> Release:
         self._pending = self._pending[cut:]
         return self._accept(head)
 
     def _cuts(self, pending: str) -> list[int]:
-        """Where the held text may be cut, latest first: just before whitespace (so released
-        text never ends in space a reading_time truncation would drop), at least a window
-        before its end; the window's edge itself when there is no whitespace."""
+        """Where the held text may be cut, latest first: just before whitespace, at least a
+        window before its end. Never inside a word: the next piece would start there, and a
+        word boundary (``\\b``) would match where the whole text has none. Before whitespace,
+        so released text never ends in space a reading_time truncation would drop."""
         limit = len(pending) - self.window
         cuts = [m.start() for m in _WHITESPACE.finditer(pending, 1, limit)]
         cuts.reverse()
-        return cuts or [limit]
+        return cuts
 
     def _accept(self, local: ScanOutcome) -> Release:
         """Release ``local.text`` (local scanners done) after the prefix scanners' say."""
