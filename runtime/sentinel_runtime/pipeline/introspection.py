@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from sentinel_runtime.pipeline import harm, trace
+from sentinel_runtime.pipeline import harm, retrieval_need, trace
 from sentinel_runtime.pipeline.types import CanonicalPrompt, Intent, Introspection, RetrievalNeed
 
 
@@ -138,26 +138,6 @@ _JAILBREAK = frozenset(
 )
 _ENCODED_BLOB = re.compile(r"(?:[A-Za-z0-9+/]{40,}={0,2})|(?:\\x[0-9a-f]{2}){8,}", re.IGNORECASE)
 
-# Questions about the user's own documents need retrieval; self-contained ones need none.
-_NEEDS_DOCUMENTS = _rx(
-    r"\b(?:my|our|the|this|these|attached|uploaded|provided|internal|company)\s+(?:\w+\s+)?"
-    r"(?:documents?|docs|files?|pdfs?|reports?|contracts?|polic(?:y|ies)|handbook|manual|"
-    r"notes|records|knowledge\s+base|wiki|runbooks?|tickets?|emails?|spreadsheets?|"
-    r"slides|transcripts?|minutes|specs?|specifications)\b",
-    r"\b(?:according\s+to|based\s+on|from|in)\s+(?:the|our|my)\s+(?:\w+\s+)?(?:sources?|"
-    r"index|corpus|context|documentation|data)\b",
-    r"\b(?:our|my\s+company's|the\s+company's)\b",
-    r"\bcite\b|\bcitations?\b|\bsources?\b",
-)
-_SELF_CONTAINED = _rx(
-    r"^\s*(?:hi|hello|hey|thanks|thank\s+you|good\s+(?:morning|evening))\b[^?]{0,30}$",
-    r"^\s*(?:what|who)(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:a|an|the)?\s*[\w'-]+"
-    r"(?:\s+[\w'-]+){0,2}\s*\??\s*$",
-    r"^\s*(?:define|definition\s+of|meaning\s+of|translate|spell|rephrase|summari[sz]e\s+this)\b",
-    r"^\s*(?:what\s+does)\s+[^?]{1,40}\s+mean\s*\??\s*$",
-    r"^[\d\s+\-*/().=^%x]+\??$",
-)
-
 
 def attack_families(prompt: CanonicalPrompt, config: IntrospectionConfig) -> tuple[str, ...]:
     """Jailbreak wrappers found in the prompt, in the order of ``trace.ATTACK_FAMILIES``."""
@@ -186,7 +166,11 @@ def introspect(prompt: CanonicalPrompt, config: IntrospectionConfig) -> Introspe
     intent = _intent(severity, bool(framing and harmful_topic), bool(wrappers), config)
     if intent in {"harmful_procedural", "disguised"} and assessment.procedural:
         families.append("harmful_procedural")
-    need = _retrieval_need(prompt.text, intent)
+    need = (
+        "none"
+        if intent in {"harmful_procedural", "disguised"}
+        else retrieval_need.assess(prompt.text).need
+    )
     confidence = _confidence(severity, intent, config)
     text = trace.format_trace(
         _steps(
@@ -219,16 +203,6 @@ def _intent(
         # Jailbreak grammar around a harmless topic is still handled conservatively.
         return "ambiguous"
     return "benign"
-
-
-def _retrieval_need(text: str, intent: Intent) -> RetrievalNeed:
-    if intent in {"harmful_procedural", "disguised"}:
-        return "none"
-    if _NEEDS_DOCUMENTS.search(text):
-        return "required"
-    if _SELF_CONTAINED.search(text):
-        return "none"
-    return "optional"
 
 
 def _confidence(severity: float, intent: Intent, config: IntrospectionConfig) -> float:
