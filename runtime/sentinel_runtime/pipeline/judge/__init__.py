@@ -1,0 +1,1 @@
+"""The built-in judge: a small learned classifier over word and character n-grams."""
