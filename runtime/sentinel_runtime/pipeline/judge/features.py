@@ -10,6 +10,7 @@ Weights are sublinear term frequency times inverse document frequency, L2-normal
 
 from __future__ import annotations
 
+import itertools
 import math
 import zlib
 from functools import lru_cache
@@ -51,7 +52,7 @@ def term_counts(text: str) -> dict[int, int]:
     for token in tokens:
         for bucket in _word_buckets(token):
             counts[bucket] = counts.get(bucket, 0) + 1
-    for first, second in zip(tokens, tokens[1:], strict=False):
+    for first, second in itertools.pairwise(tokens):
         bucket = _bucket(f"b:{first} {second}")
         counts[bucket] = counts.get(bucket, 0) + 1
     # Skip-bigrams tie a verb to its object across a determiner or a possessive:
