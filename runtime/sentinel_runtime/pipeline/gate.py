@@ -43,8 +43,8 @@ class GateConfig(BaseModel):
     trusted_sources: tuple[str, ...] = ()
     # A restricted retrieval ignores documents older than this; None means no time window.
     restrict_max_age_days: int | None = Field(default=365, ge=1)
-    # Skip retrieval for self-contained questions (definitions, greetings, arithmetic). An
-    # extractive generator answers only from evidence, so it may want this off.
+    # Skip retrieval for turns no document could help with (greetings, thanks, arithmetic,
+    # rewriting pasted text; see retrieval_need). Questions always retrieve.
     skip_when_not_needed: bool = True
 
 
@@ -116,7 +116,7 @@ def plan_retrieval(
         return _restrict(prompt, state, config, now, families)
     if state.retrieval_need == "none" and config.skip_when_not_needed:
         return RetrievalPlan(
-            action="no_retrieve", query="", top_k=0, reasons=("no_retrieval_needed",)
+            action="no_retrieve", query="", top_k=0, reasons=_no_need_reasons(state)
         )
     return RetrievalPlan(
         action="retrieve",
@@ -124,6 +124,13 @@ def plan_retrieval(
         top_k=config.top_k,
         reasons=("low_risk", f"need:{state.retrieval_need}", *families),
     )
+
+
+def _no_need_reasons(state: Introspection) -> tuple[str, ...]:
+    # The need's own code says which kind of turn was skipped (a greeting, pasted text, ...).
+    if state.retrieval_need_reason:
+        return ("no_retrieval_needed", f"need_reason:{state.retrieval_need_reason}")
+    return ("no_retrieval_needed",)
 
 
 def _restrict(

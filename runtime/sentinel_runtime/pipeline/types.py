@@ -39,6 +39,9 @@ class Introspection:
     trace: str = ""  # the full trace; audit only, never in the assistant message
     backend: Literal["builtin", "llm"] = "builtin"
     fallback_reason: str | None = None  # set when the LLM trace was unusable
+    # Why ``retrieval_need`` is what it is (``retrieval_need.assess``'s code, e.g. "greeting");
+    # "" when the backend gave none.
+    retrieval_need_reason: str = ""
 
 
 # A plainly benign question's introspection: the state evaluations score documents under.
