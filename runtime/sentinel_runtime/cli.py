@@ -340,6 +340,10 @@ def build_parser() -> argparse.ArgumentParser:
     health.add_argument("--timeout", type=float, default=3.0, help="seconds to wait (default 3)")
     health.set_defaults(handler=_health)
 
+    from sentinel_runtime.training import cli as judge_cli
+
+    judge_cli.register(commands)
+
     for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
         register: Callable[[Any], None] = entry_point.load()
         register(commands)

@@ -25,6 +25,7 @@ from pathlib import Path
 from sentinel_runtime.evaluation import datasets
 from sentinel_runtime.evaluation.split import Split
 from sentinel_runtime.pipeline import canonical, gate, introspection
+from sentinel_runtime.pipeline.judge import model
 from sentinel_runtime.pipeline.types import Introspection, RetrievalPlan
 
 SPLITS: tuple[Split, ...] = ("dev", "holdout")
@@ -107,6 +108,7 @@ def evaluate_rows(
     introspection_config: introspection.IntrospectionConfig | None = None,
     gate_config: gate.GateConfig | None = None,
     now: datetime | None = None,
+    judge: model.LinearJudge | None = None,
 ) -> list[Outcome]:
     intro_config = introspection_config or introspection.IntrospectionConfig()
     gate_cfg = gate_config or gate.GateConfig()
@@ -114,7 +116,7 @@ def evaluate_rows(
     outcomes = []
     for row in rows:
         prompt = canonical.canonicalise(row.text, intro_config.max_prompt_chars)
-        state = introspection.introspect(prompt, intro_config)
+        state = introspection.introspect(prompt, intro_config, judge)
         plan = gate.plan_retrieval(prompt, state, gate_cfg, moment)
         outcomes.append(Outcome(row, slice_of(row), state, plan, gate.is_refused(state, plan)))
     return outcomes

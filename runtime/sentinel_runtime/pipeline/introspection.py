@@ -1,8 +1,9 @@
-"""Stage 1, built-in backend: structured introspection without a model.
+"""Stage 1, built-in backend: structured introspection without a language model.
 
 Infers the intent of a canonical prompt (benign, harmful procedural, disguised, ambiguous),
-its risk category and severity (``harm``), the jailbreak families wrapped around it and
-whether answering needs the user's documents. It writes a real ``<Reasoning_step>`` /
+its risk category and severity (the learned judge, ``judge.assess``, over the prompt and
+its decoded readings), the jailbreak families wrapped around it and whether answering
+needs the user's documents (``retrieval_need``). It writes a real ``<Reasoning_step>`` /
 ``<Output>`` trace (``trace.format_trace``) and returns what ``trace.parse_trace`` makes of
 it, so this backend passes the same validation as ``introspection_llm``. The steps name
 codes and numbers only, never words of the prompt.
@@ -10,13 +11,15 @@ codes and numbers only, never words of the prompt.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from sentinel_runtime.pipeline import harm, retrieval_need, trace
+from sentinel_runtime.pipeline import retrieval_need, trace
+from sentinel_runtime.pipeline.judge import assess, model
 from sentinel_runtime.pipeline.types import CanonicalPrompt, Intent, Introspection, RetrievalNeed
 
 
@@ -29,7 +32,7 @@ class IntrospectionConfig(BaseModel):
 
     backend: Literal["builtin", "llm"] = "builtin"
     max_prompt_chars: int = Field(default=8000, ge=1)
-    # Severity (harm.assess_harm, raised by jailbreak framing) from which a request is harmful.
+    # Severity (judge.assess, raised by jailbreak framing) from which a request is harmful.
     harmful_severity: float = Field(default=0.6, ge=0.0, le=1.0)
     # From here up to harmful_severity the intent is ambiguous (conservative handling).
     ambiguous_severity: float = Field(default=0.35, ge=0.0, le=1.0)
@@ -150,10 +153,19 @@ def attack_families(prompt: CanonicalPrompt, config: IntrospectionConfig) -> tup
     return tuple(name for name in trace.ATTACK_FAMILIES if name in found)
 
 
-def introspect(prompt: CanonicalPrompt, config: IntrospectionConfig) -> Introspection:
-    """The built-in backend: a validated introspection state in well under a millisecond."""
-    assessment = harm.assess_harm(prompt.text)
+def introspect(
+    prompt: CanonicalPrompt, config: IntrospectionConfig, judge: model.LinearJudge | None = None
+) -> Introspection:
+    """The built-in backend: the learned judge over the prompt and its decoded readings,
+    the jailbreak grammar around it, and a validated introspection state."""
+    assessment = assess.assess_request(prompt.text, judge)
     families = list(attack_families(prompt, config))
+    if assessment.decodings and "obfuscation" not in families:
+        families.append("obfuscation")
+    if assessment.injection and not any(name in _JAILBREAK for name in families):
+        # The model recognised an override attempt that the grammar did not name.
+        families.append("instruction_override")
+    families = [name for name in trace.ATTACK_FAMILIES if name in families]
     wrappers = [name for name in families if name in _JAILBREAK]
     severity = assessment.severity
     harmful_topic = assessment.category != "none"
@@ -166,11 +178,12 @@ def introspect(prompt: CanonicalPrompt, config: IntrospectionConfig) -> Introspe
     intent = _intent(severity, bool(framing and harmful_topic), bool(wrappers), config)
     if intent in {"harmful_procedural", "disguised"} and assessment.procedural:
         families.append("harmful_procedural")
-    need = (
-        "none"
-        if intent in {"harmful_procedural", "disguised"}
-        else retrieval_need.assess(prompt.text).need
-    )
+    need_reason = ""
+    if intent in {"harmful_procedural", "disguised"}:
+        need: RetrievalNeed = "none"
+    else:
+        judged_need = retrieval_need.assess(prompt.text)
+        need, need_reason = judged_need.need, judged_need.reason
     confidence = _confidence(severity, intent, config)
     text = trace.format_trace(
         _steps(
@@ -189,7 +202,8 @@ def introspect(prompt: CanonicalPrompt, config: IntrospectionConfig) -> Introspe
         attack_families=families,
         signals=assessment.signals,
     )
-    return trace.parse_trace(text, backend="builtin")
+    state = trace.parse_trace(text, backend="builtin")
+    return dataclasses.replace(state, retrieval_need_reason=need_reason) if need_reason else state
 
 
 def _intent(
@@ -218,7 +232,7 @@ def _confidence(severity: float, intent: Intent, config: IntrospectionConfig) ->
 def _steps(
     prompt: CanonicalPrompt,
     *,
-    assessment: harm.HarmAssessment,
+    assessment: assess.RequestAssessment,
     families: list[str],
     intent: Intent,
     need: RetrievalNeed,
@@ -228,9 +242,11 @@ def _steps(
     return [
         f"Canonical prompt: {len(prompt.text)} characters, {prompt.invisible_removed} invisible "
         f"removed, truncated={str(prompt.truncated).lower()}.",
-        f"Policy mapping: category {assessment.category}, topic severity "
-        f"{assessment.severity:.3f}, procedural={str(assessment.procedural).lower()}; "
-        f"signals: {signals}.",
+        f"Policy mapping: category {assessment.category}, judged severity "
+        f"{assessment.severity:.3f} (harm probability {assessment.harm_probability:.3f}, "
+        f"injection probability {assessment.injection_probability:.3f}), "
+        f"procedural={str(assessment.procedural).lower()}, decoded readings: "
+        f"{', '.join(assessment.decodings) or 'none'}; signals: {signals}.",
         f"Attack families: {', '.join(families) or 'none'}; adjusted severity {severity:.3f}.",
         f"Intent inference: {intent}.",
         f"Retrieval necessity: {need}.",

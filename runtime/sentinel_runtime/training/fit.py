@@ -106,9 +106,15 @@ def fit(
     if len(names) >= 2:
         model = LogisticRegression(C=config.category_c, max_iter=2000, random_state=config.seed)
         model.fit(x[harmful], np.array(labels))
+        coef, intercept = model.coef_, model.intercept_
+        if len(model.classes_) == 2:
+            # A binary fit keeps one row (for the second class); a zero row for the first
+            # makes the softmax over both equal to its sigmoid.
+            coef = np.vstack([np.zeros_like(coef[0]), coef[0]])
+            intercept = np.array([0.0, intercept[0]])
         for k, name in enumerate(model.classes_):
-            columns.append(model.coef_[k].astype(np.float32))
-            biases.append(float(model.intercept_[k]))
+            columns.append(coef[k].astype(np.float32))
+            biases.append(float(intercept[k]))
             heads.append(f"category:{name}")
     weights = np.stack(columns, axis=1).astype(np.float16)
     info = {

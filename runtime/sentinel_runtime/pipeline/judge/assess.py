@@ -61,8 +61,9 @@ def severity_of(probability: float, thresholds: model.Thresholds) -> float:
     return round(min(1.0, max(0.0, value)), 3)
 
 
-def assess_request(text: str) -> RequestAssessment:
-    judge = model.shipped()
+def assess_request(text: str, judge: model.LinearJudge | None = None) -> RequestAssessment:
+    """Judge ``text`` with ``judge`` (the shipped model unless another one is measured)."""
+    judge = judge or model.shipped()
     readings = [(text, "")]
     readings.extend((form.text, form.decoding) for form in deobfuscate.decoded_forms(text))
     scored = [(judge.score(reading), decoding) for reading, decoding in readings]

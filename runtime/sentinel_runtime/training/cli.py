@@ -1,0 +1,168 @@
+"""``sentinel judge``: train, check, cross-validate and explain the built-in judge."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_ERROR, EXIT_DIFFERENT = 0, 1, 3
+# Reproduction tolerance: weights are stored as float16 (about three significant digits).
+TOLERANCE = 2e-3
+
+
+def shipped_path() -> Path:
+    return Path(str(resources.files("sentinel_runtime.pipeline.judge") / "data" / "judge.npz"))
+
+
+def _progress(started: float) -> Any:
+    return lambda line: print(
+        f"[{time.monotonic() - started:6.1f}s] {line}", file=sys.stderr, flush=True
+    )
+
+
+def _needs_training_extra() -> bool:
+    try:
+        import pyarrow  # noqa: F401
+        import sklearn  # noqa: F401
+    except ModuleNotFoundError as exc:
+        print(
+            f"error: training needs {exc.name}: pip install 'sentinel-rag[train]'",
+            file=sys.stderr,
+        )
+        return True
+    return False
+
+
+def _train(args: argparse.Namespace) -> int:
+    if _needs_training_extra():
+        return EXIT_ERROR
+    from sentinel_runtime.training import sources, train
+
+    started = time.monotonic()
+    try:
+        trained = train.train(
+            Path(args.datasets) if args.datasets else None,
+            seed=args.seed,
+            sample=args.sample,
+            progress=_progress(started),
+        )
+    except sources.SourceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    output = Path(args.output) if args.output else shipped_path()
+    train.save(trained.judge, output)
+    meta = trained.judge.meta
+    print(
+        json.dumps(
+            {
+                "output": str(output),
+                "rows": trained.rows,
+                "thresholds": meta["thresholds"],
+                "heads": trained.judge.heads,
+                "removed_near_evaluation": meta["removed_near_evaluation"],
+            },
+            indent=2,
+        )
+    )
+    return EXIT_OK
+
+
+def _check(args: argparse.Namespace) -> int:
+    if _needs_training_extra():
+        return EXIT_ERROR
+    from sentinel_runtime.pipeline.judge.model import LinearJudge
+    from sentinel_runtime.training import train
+
+    started = time.monotonic()
+    trained = train.train(
+        Path(args.datasets) if args.datasets else None, seed=args.seed, progress=_progress(started)
+    )
+    shipped = LinearJudge.load(Path(args.model) if args.model else shipped_path())
+    diff = train.differences(trained.judge, shipped)
+    same = all(value <= TOLERANCE for value in diff.values()) and (
+        trained.judge.meta["thresholds"] == shipped.meta["thresholds"]
+    )
+    print(json.dumps({"reproduced": same, "max_abs_difference": diff}, indent=2))
+    return EXIT_OK if same else EXIT_DIFFERENT
+
+
+def _crossval(args: argparse.Namespace) -> int:
+    if _needs_training_extra():
+        return EXIT_ERROR
+    from sentinel_runtime.evaluation import datasets
+    from sentinel_runtime.pipeline.judge.model import LinearJudge
+    from sentinel_runtime.training import corpus, crossval
+
+    started = time.monotonic()
+    root = datasets.datasets_dir(args.datasets)
+    built = corpus.build(root, seed=args.seed)
+    full = LinearJudge.load(Path(args.model) if args.model else shipped_path())
+    measures = crossval.run(list(built.rows), full, root, progress=_progress(started))
+    print(crossval.render(measures))
+    Path(args.output).write_text(json.dumps(crossval.as_json(measures), indent=2) + "\n")
+    print(f"\nwritten to {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from sentinel_runtime.pipeline import canonical
+    from sentinel_runtime.pipeline.judge import assess
+
+    text = args.text if args.text is not None else sys.stdin.read()
+    prompt = canonical.canonicalise(text)
+    found = assess.assess_request(prompt.text)
+    print(
+        json.dumps(
+            {
+                "category": found.category,
+                "severity": found.severity,
+                "harmProbability": found.harm_probability,
+                "injectionProbability": found.injection_probability,
+                "injection": found.injection,
+                "procedural": found.procedural,
+                "decodings": list(found.decodings),
+                "signals": list(found.signals),
+            },
+            indent=2,
+        )
+    )
+    return EXIT_OK
+
+
+def register(commands: Any) -> None:
+    judge = commands.add_parser("judge", help="train, check and explain the built-in judge")
+    actions = judge.add_subparsers(dest="judge_command", required=True, metavar="ACTION")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--datasets", help="shared data directory (default ../shared/datasets)")
+    common.add_argument("--seed", type=int, default=13, help="training seed (default 13)")
+
+    train = actions.add_parser(
+        "train", parents=[common], help="retrain from the pinned sources and write the model"
+    )
+    train.add_argument("--output", help="model file (default: the shipped judge.npz)")
+    train.add_argument("--sample", type=int, help="train on a seeded sample of N rows (quick)")
+    train.set_defaults(handler=_train)
+
+    check = actions.add_parser(
+        "check",
+        parents=[common],
+        help=f"retrain and compare with a model (exit {EXIT_DIFFERENT} if it differs)",
+    )
+    check.add_argument("--model", help="model file (default: the shipped judge.npz)")
+    check.set_defaults(handler=_check)
+
+    cross = actions.add_parser(
+        "crossval", parents=[common], help="leave-one-source-out and leave-one-family-out table"
+    )
+    cross.add_argument("--model", help="the full model (default: the shipped judge.npz)")
+    cross.add_argument("--output", default="judge-crossval.json", help="JSON results")
+    cross.set_defaults(handler=_crossval)
+
+    explain = actions.add_parser("explain", help="judge one text (argument or standard input)")
+    explain.add_argument("text", nargs="?", help="the text (default: standard input)")
+    explain.set_defaults(handler=_explain)
