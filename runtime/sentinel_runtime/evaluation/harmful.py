@@ -5,24 +5,28 @@ Every prompt goes through ``canonical.canonicalise``, the built-in
 ``gate.is_refused`` says so (what the generator will answer with a refusal). Results are
 grouped by slice and split:
 
-- harmful slices (should be refused): HarmBench ``standard``, ``contextual`` (context
-  first, as HarmBench presents it) and ``copyright`` (reproducing long protected text),
-  AdvBench, StrongREJECT and XSTest's 200 ``unsafe`` contrasts;
-- the benign slice (should be answered): XSTest's 250 ``safe`` prompts, whose refused share
-  is the over-refusal rate.
+- harmful slices the built-in judge was trained on (in-distribution figures): HarmBench
+  ``standard``, ``contextual`` (context first, as HarmBench presents it) and ``copyright``,
+  and AdvBench;
+- harmful slices held out of training: StrongREJECT and XSTest's 200 ``unsafe`` contrasts,
+  and ``obfuscated``: those held-out prompts hidden by our own generator
+  (``evaluation.obfuscation``), one technique per prompt in turn;
+- the benign slice (should be answered, held out of training): XSTest's 250 ``safe``
+  prompts, whose refused share is the over-refusal rate.
 
 Plain data out, no printing: ``sentinel eval`` renders the table.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sentinel_runtime.evaluation import datasets
+from sentinel_runtime.evaluation import datasets, obfuscation
 from sentinel_runtime.evaluation.split import Split
 from sentinel_runtime.pipeline import canonical, gate, introspection
 from sentinel_runtime.pipeline.judge import model
@@ -36,8 +40,13 @@ HARMFUL_SLICES = (
     "advbench",
     "strongreject",
     "xstest/unsafe",
+    "obfuscated",
 )
 SAFE_SLICES = ("xstest/safe",)
+# Slices the shipped judge never saw in training (training/corpus.py removes their
+# near-duplicates from every source); the others are in-distribution.
+HELD_OUT_SLICES = frozenset({"strongreject", "xstest/unsafe", "xstest/safe", "obfuscated"})
+OBFUSCATION_SEED = 14
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,8 @@ class HarmfulReport:
 
 
 def slice_of(row: datasets.PromptRow) -> str:
+    if row.dataset == "obfuscated":
+        return "obfuscated"
     if row.dataset == "harmbench":
         return f"harmbench/{row.subset}"
     if row.dataset == "xstest":
@@ -93,13 +104,34 @@ def slice_of(row: datasets.PromptRow) -> str:
     return row.dataset
 
 
+def obfuscated_rows(rows: Sequence[datasets.PromptRow]) -> list[datasets.PromptRow]:
+    """Each held-out harmful prompt hidden by one technique of ``obfuscation.FAMILIES``,
+    taking the techniques in turn (so each is used on about as many prompts)."""
+    held_out = [r for r in rows if r.harmful and slice_of(r) in HELD_OUT_SLICES]
+    hidden = []
+    for number, row in enumerate(held_out):
+        variants = obfuscation.variants(row.text, OBFUSCATION_SEED)
+        variant = variants[number % len(variants)]
+        hidden.append(
+            dataclasses.replace(
+                row,
+                dataset="obfuscated",
+                subset=variant.family,
+                row_id=f"{row.row_id}~{variant.family}",
+                text=variant.text,
+            )
+        )
+    return hidden
+
+
 def load_rows(root: Path) -> list[datasets.PromptRow]:
-    return [
+    rows = [
         *datasets.load_harmbench(root),
         *datasets.load_advbench(root),
         *datasets.load_strongreject(root),
         *datasets.load_xstest(root),
     ]
+    return [*rows, *obfuscated_rows(rows)]
 
 
 def evaluate_rows(

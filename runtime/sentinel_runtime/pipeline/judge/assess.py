@@ -3,7 +3,8 @@
 The learned model (``model.shipped``) reads the canonical prompt and every decoded
 reading of it (``deobfuscate.decoded_forms``: leetspeak, base64, look-alike letters, ...);
 the most harmful reading counts, and the decoding that produced it is named. A request
-naming a listed term (``lexicon``) is raised at least to the restricted band. Severity
+naming a listed term (``lexicon.find``) is raised at least to the restricted band, one
+asking to make or get one (``lexicon.requested``) to a refusal. Severity
 maps the harm probability onto the introspection's scale so that the model's own
 thresholds land on the policy's: ``refuse`` on ``HARMFUL_SEVERITY`` and ``ambiguous`` on
 ``AMBIGUOUS_SEVERITY`` (the defaults of ``IntrospectionConfig``). Signals are codes and
@@ -21,6 +22,12 @@ from sentinel_runtime.pipeline.judge import lexicon, model
 
 HARMFUL_SEVERITY = 0.6
 AMBIGUOUS_SEVERITY = 0.35
+# Asking to make or get a listed term (``lexicon.requested``) is harmful whatever the model
+# says: a little above the refusal line, so framing cannot be needed to reach it.
+REQUESTED_SEVERITY = 0.7
+MAX_SEGMENTS = 16
+MIN_SEGMENT_WORDS = 4
+_SENTENCE = regex.compile(r"(?<=[.?!:;])\s+|\n+")
 # Asking for the actionable part: a how-to, steps, code, making or obtaining something.
 _PROCEDURAL = regex.compile(
     r"\b(?:how\s+(?:to|do|can|could|would|should|much|many)|step[- ]by[- ]step|steps?\b|"
@@ -61,12 +68,22 @@ def severity_of(probability: float, thresholds: model.Thresholds) -> float:
     return round(min(1.0, max(0.0, value)), 3)
 
 
+def segments(text: str) -> list[str]:
+    """The sentences of a text of several, longest first, at most ``MAX_SEGMENTS``."""
+    parts = [p.strip() for p in _SENTENCE.split(text) if len(p.split()) >= MIN_SEGMENT_WORDS]
+    if len(parts) < 2:
+        return []
+    return sorted(parts, key=len, reverse=True)[:MAX_SEGMENTS]
+
+
 def assess_request(text: str, judge: model.LinearJudge | None = None) -> RequestAssessment:
     """Judge ``text`` with ``judge`` (the shipped model unless another one is measured)."""
     judge = judge or model.shipped()
     readings = [(text, "")]
     readings.extend((form.text, form.decoding) for form in deobfuscate.decoded_forms(text))
     scored = [(judge.score(reading), decoding) for reading, decoding in readings]
+    # A wrapper's words dilute the request inside it: each sentence is judged on its own too.
+    scored.extend((judge.score(part), "") for part in segments(text))
     best, best_decoding = max(scored, key=lambda item: item[0].harm)
     injection = max(scores.injection for scores, _ in scored)
     decodings = tuple(dict.fromkeys(d for _, d in readings if d))
@@ -77,11 +94,17 @@ def assess_request(text: str, judge: model.LinearJudge | None = None) -> Request
         signals.append(f"judge_category:{category}")
     if best_decoding and best.harm > scored[0][0].harm:
         signals.append(f"decoded:{best_decoding.replace('+', '_')}")
-    terms = lexicon.find(" ".join(reading for reading, _ in readings))
+    everything = "\n".join(reading for reading, _ in readings)
+    terms = lexicon.find(everything)
     for term in terms:
         signals.append(f"lexicon:{term.code}")
     if terms and severity < AMBIGUOUS_SEVERITY:
         severity, category = AMBIGUOUS_SEVERITY, terms[0].category
+    asked = lexicon.requested(everything)
+    for term in asked:
+        signals.append(f"lexicon_request:{term.code}")
+    if asked and severity < REQUESTED_SEVERITY:
+        severity, category = REQUESTED_SEVERITY, asked[0].category
     procedural = any(_PROCEDURAL.search(reading) for reading, _ in readings)
     return RequestAssessment(
         category=category,

@@ -1,8 +1,12 @@
-"""The few terms kept as a list (``data/unambiguous.tsv``), matched in one pass.
+"""The few terms kept as lists (``data/``), matched in one pass each.
 
-What a learned model gives is not repeated here: only terms whose presence alone must
-raise a request into the restricted band. One compiled alternation of the ``regex``
-module, built once per process, on word boundaries, case-insensitively.
+What a learned model gives is not repeated here, only what it cannot be trusted with:
+``unambiguous.tsv`` names terms whose presence puts a request at least in the restricted
+band (``presence``), and terms that a request to make, get or use (a verb of
+``acquisition_verbs.txt`` shortly before the term, with no word between them that turns
+the request around, such as "against" or "rid") makes harmful (``request``). Each list
+is one compiled alternation of the ``regex`` module, built once per process, on word
+boundaries, case-insensitively.
 """
 
 from __future__ import annotations
@@ -13,45 +17,82 @@ from importlib import resources
 
 import regex
 
+# Up to this many words between the verb and the term ("build a small pipe bomb").
+GAP_WORDS = 3
+# Words that, between a verb and a term, say the term is not what is being made or got.
+_TURNING = (
+    "against|from|about|rid|of|without|prevent|preventing|detect|detecting|remove|removing|"
+    "stop|stopping|protect|protecting|recognise|recognize|report|treat|treating|for"
+)
+
 
 @dataclass(frozen=True)
 class Term:
     code: str
     category: str
+    floor: str  # "presence" | "request"
     phrase: str
+
+
+def _data(name: str) -> str:
+    return (
+        resources.files("sentinel_runtime.pipeline.judge").joinpath("data", name).read_text("utf-8")
+    )
+
+
+def _lines(name: str) -> list[str]:
+    return [line for line in _data(name).splitlines() if line.strip() and not line.startswith("#")]
 
 
 @cache
 def terms() -> tuple[Term, ...]:
-    text = (
-        resources.files("sentinel_runtime.pipeline.judge")
-        .joinpath("data", "unambiguous.tsv")
-        .read_text(encoding="utf-8")
-    )
     found = []
-    for line in text.splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        code, category, phrase = line.split("\t")
-        found.append(Term(code, category, phrase.strip().casefold()))
+    for line in _lines("unambiguous.tsv"):
+        code, category, floor, phrase = line.split("\t")
+        if floor not in {"presence", "request"}:
+            raise ValueError(f"unambiguous.tsv: floor must be presence or request: {line!r}")
+        found.append(Term(code, category, floor, phrase.strip().casefold()))
     return tuple(found)
 
 
+def _alternation(phrases: list[str]) -> str:
+    ordered = sorted(set(phrases), key=len, reverse=True)
+    return "|".join(regex.escape(phrase).replace(r"\ ", r"\s+") for phrase in ordered)
+
+
 @cache
-def _matcher() -> tuple[regex.Pattern[str], dict[str, Term]]:
+def _matchers() -> tuple[regex.Pattern[str], regex.Pattern[str], dict[str, Term]]:
     by_phrase = {term.phrase: term for term in terms()}
-    ordered = sorted(by_phrase, key=len, reverse=True)
-    words = "|".join(regex.escape(phrase).replace(r"\ ", r"\s+") for phrase in ordered)
-    return regex.compile(rf"\b(?:{words})\b", regex.IGNORECASE), by_phrase
+    presence = _alternation([t.phrase for t in terms() if t.floor == "presence"])
+    verbs = _alternation([verb.strip().casefold() for verb in _lines("acquisition_verbs.txt")])
+    gap = rf"(?:\s+(?!(?:{_TURNING})\b)[\w'-]+){{0,{GAP_WORDS}}}"
+    request = regex.compile(
+        rf"\b(?:{verbs})\b{gap}\s+(?P<term>{_alternation(list(by_phrase))})\b", regex.IGNORECASE
+    )
+    return regex.compile(rf"\b(?:{presence})\b", regex.IGNORECASE), request, by_phrase
+
+
+def _term(text: str, by_phrase: dict[str, Term]) -> Term | None:
+    return by_phrase.get(" ".join(text.casefold().split()))
 
 
 def find(text: str) -> tuple[Term, ...]:
-    """The listed terms ``text`` contains, each once, in order of appearance."""
-    pattern, by_phrase = _matcher()
+    """The ``presence`` terms ``text`` names, each code once, in order of appearance."""
+    pattern, _, by_phrase = _matchers()
     found: dict[str, Term] = {}
     for match in pattern.finditer(text):
-        key = " ".join(match.group(0).casefold().split())
-        term = by_phrase.get(key)
+        term = _term(match.group(0), by_phrase)
+        if term is not None:
+            found.setdefault(term.code, term)
+    return tuple(found.values())
+
+
+def requested(text: str) -> tuple[Term, ...]:
+    """The terms ``text`` asks to make, get or use ("how do I cook meth?")."""
+    _, pattern, by_phrase = _matchers()
+    found: dict[str, Term] = {}
+    for match in pattern.finditer(text, overlapped=True):
+        term = _term(match.group("term"), by_phrase)
         if term is not None:
             found.setdefault(term.code, term)
     return tuple(found.values())
