@@ -162,8 +162,13 @@ def introspect(
     families = list(attack_families(prompt, config))
     if assessment.decodings and "obfuscation" not in families:
         families.append("obfuscation")
-    if assessment.injection and not any(name in _JAILBREAK for name in families):
-        # The model recognised an override attempt that the grammar did not name.
+    if (
+        assessment.injection
+        and assessment.category != "none"
+        and not any(name in _JAILBREAK for name in families)
+    ):
+        # The model recognised an override attempt the grammar did not name, around a
+        # harmful topic. Alone it is only a signal: long pasted text often looks like one.
         families.append("instruction_override")
     families = [name for name in trace.ATTACK_FAMILIES if name in families]
     wrappers = [name for name in families if name in _JAILBREAK]

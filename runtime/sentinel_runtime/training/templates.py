@@ -51,6 +51,14 @@ def rows(seed: int, path: Path = TEMPLATES) -> list[TrainingRow]:
             out.extend(
                 TrainingRow(text, "templates", 0, 0) for text in expand(template, slots, limit, rng)
             )
+    documents = data.get("documents")
+    if documents:
+        doc_slots = {**slots, **documents["slots"], "request": documents["requests"]}
+        for template in documents["templates"]:
+            out.extend(
+                TrainingRow(text, "templates", 0, 0)
+                for text in expand(template, doc_slots, int(documents["per_template"]), rng)
+            )
     named = data.get("harmful_categories") or {}
     for name, group in data["harmful"].items():
         category = named.get(name, name)
@@ -59,6 +67,31 @@ def rows(seed: int, path: Path = TEMPLATES) -> list[TrainingRow]:
                 TrainingRow(text, "templates", 1, 0, category)
                 for text in expand(template, slots, limit, rng)
             )
+    return out
+
+
+_HOW_TO = re.compile(
+    r"^(?:write|create|provide|give|generate|produce|develop|draft|outline|explain|describe|"
+    r"teach|show|publish|post|offer|share|list|detail)\b[^.?!]{0,80}?\bhow\s+to\s+"
+    r"(?P<rest>[^.?!]{6,160})[.?!]?\s*$",
+    re.IGNORECASE,
+)
+_QUESTIONS = ("How do I {rest}?", "What is the best way to {rest}?", "How can someone {rest}?")
+
+
+def as_questions(rows: list[TrainingRow], seed: int) -> list[TrainingRow]:
+    """Harmful instructions as the questions people ask ("Write a tutorial on how to X"
+    -> "How do I X?"): public harmful sets are almost all imperatives. Each question keeps
+    its source, so leaving a source out leaves its questions out too."""
+    rng = random.Random(seed)
+    out = []
+    for row in rows:
+        match = _HOW_TO.match(row.text.strip()) if row.harm == 1 else None
+        if match is None:
+            continue
+        rest = match.group("rest").strip()
+        text = rng.choice(_QUESTIONS).replace("{rest}", rest[0].lower() + rest[1:])
+        out.append(TrainingRow(text, row.source, 1, 0, row.category))
     return out
 
 

@@ -28,6 +28,15 @@ REQUESTED_SEVERITY = 0.7
 MAX_SEGMENTS = 16
 MIN_SEGMENT_WORDS = 4
 _SENTENCE = regex.compile(r"(?<=[.?!:;])\s+|\n+")
+# A sentence that asks: a question, or one that opens with a request or an imperative.
+_REQUEST_LIKE = regex.compile(
+    r"\?\s*$|^(?:please\s+|now\s+|so\s+|then\s+|and\s+)?(?:how|what|which|where|why|who|when|"
+    r"can|could|would|will|tell|give|write|explain|describe|provide|list|show|teach|help|"
+    r"create|generate|make|build|draft|compose|detail|outline|walk|answer|respond|start|"
+    r"begin|ignore|forget|pretend|act|imagine|let's|i\s+(?:want|need)|you\s+(?:must|will|"
+    r"should|are))\b",
+    regex.IGNORECASE,
+)
 # Asking for the actionable part: a how-to, steps, code, making or obtaining something.
 _PROCEDURAL = regex.compile(
     r"\b(?:how\s+(?:to|do|can|could|would|should|much|many)|step[- ]by[- ]step|steps?\b|"
@@ -69,8 +78,14 @@ def severity_of(probability: float, thresholds: model.Thresholds) -> float:
 
 
 def segments(text: str) -> list[str]:
-    """The sentences of a text of several, longest first, at most ``MAX_SEGMENTS``."""
-    parts = [p.strip() for p in _SENTENCE.split(text) if len(p.split()) >= MIN_SEGMENT_WORDS]
+    """The request-like sentences (questions, imperatives) of a text of several, longest
+    first, at most ``MAX_SEGMENTS``. Statements are left to the whole-text score: a
+    pasted document's sentences, judged alone, read as requests far too often."""
+    parts = [
+        p.strip()
+        for p in _SENTENCE.split(text)
+        if len(p.split()) >= MIN_SEGMENT_WORDS and _REQUEST_LIKE.search(p.strip())
+    ]
     if len(parts) < 2:
         return []
     return sorted(parts, key=len, reverse=True)[:MAX_SEGMENTS]
