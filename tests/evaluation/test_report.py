@@ -48,9 +48,17 @@ def test_harmful_suite_table_and_json(tmp_path: Path) -> None:
     )
     rows = json.loads(output.read_text())["rows"]
     pooled = {r["split"]: r for r in rows if r["dataset"] == "all harmful"}
-    assert pooled["dev"]["value"] >= 0.9 and pooled["dev"]["met"] is True
-    assert "refused or not retrieved" in result.stdout and "eval: harmful done" in result.stderr
-    # --strict reports a missed target in the exit code (holdout is below 90% today).
+    assert pooled["dev"]["value"] >= 0.7 and pooled["dev"]["met"] is None
+    held_out = [r for r in rows if "held out of training" in r["metric"]]
+    assert {r["dataset"] for r in held_out} == {
+        "strongreject",
+        "xstest/unsafe",
+        "xstest/safe",
+        "obfuscated",
+    }
+    assert all(r["target"] and r["met"] in (True, False) for r in held_out)
+    assert "refused (in training)" in result.stdout and "eval: harmful done" in result.stderr
+    # --strict reports a missed target in the exit code (StrongREJECT is below 90 % today).
     assert result.returncode == (3 if any(r["met"] is False for r in rows) else 0)
 
     lax = subprocess.run(

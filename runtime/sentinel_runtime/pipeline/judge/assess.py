@@ -33,7 +33,10 @@ _REQUEST_LIKE = regex.compile(
     r"\?\s*$|^(?:please\s+|now\s+|so\s+|then\s+|and\s+)?(?:how|what|which|where|why|who|when|"
     r"can|could|would|will|tell|give|write|explain|describe|provide|list|show|teach|help|"
     r"create|generate|make|build|draft|compose|detail|outline|walk|answer|respond|start|"
-    r"begin|ignore|forget|pretend|act|imagine|let's|i\s+(?:want|need)|you\s+(?:must|will|"
+    r"begin|ignore|forget|pretend|act|imagine|let's|given|based|using|use|modify|convert|edit|"
+    r"add|suggest|determine|identify|rewrite|continue|complete|slightly|change|turn|transform|"
+    r"produce|develop|design|craft|find|choose|predict|compute|calculate|"
+    r"i\s+(?:want|need)|you\s+(?:must|will|"
     r"should|are))\b",
     regex.IGNORECASE,
 )
@@ -81,13 +84,12 @@ def segments(text: str) -> list[str]:
     """The request-like sentences (questions, imperatives) of a text of several, longest
     first, at most ``MAX_SEGMENTS``. Statements are left to the whole-text score: a
     pasted document's sentences, judged alone, read as requests far too often."""
-    parts = [
-        p.strip()
-        for p in _SENTENCE.split(text)
-        if len(p.split()) >= MIN_SEGMENT_WORDS and _REQUEST_LIKE.search(p.strip())
-    ]
-    if len(parts) < 2:
+    sentences = [p.strip() for p in _SENTENCE.split(text) if p.strip()]
+    if len(sentences) < 2:
         return []
+    parts = [
+        p for p in sentences if len(p.split()) >= MIN_SEGMENT_WORDS and _REQUEST_LIKE.search(p)
+    ]
     return sorted(parts, key=len, reverse=True)[:MAX_SEGMENTS]
 
 
