@@ -55,8 +55,11 @@ def test_harmful_suite_table_and_json(tmp_path: Path) -> None:
         "xstest/unsafe",
         "xstest/safe",
         "obfuscated",
+        "non-english/harmful",
+        "non-english/safe",
     }
-    assert all(r["target"] and r["met"] in (True, False) for r in held_out)
+    targeted = [r for r in held_out if not r["dataset"].startswith("non-english")]
+    assert all(r["target"] and r["met"] in (True, False) for r in targeted)
     assert "refused (in training)" in result.stdout and "eval: harmful done" in result.stderr
     # --strict reports a missed target in the exit code (StrongREJECT is below 90 % today).
     assert result.returncode == (3 if any(r["met"] is False for r in rows) else 0)

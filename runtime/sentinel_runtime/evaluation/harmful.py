@@ -12,7 +12,9 @@ grouped by slice and split:
   and ``obfuscated``: those held-out prompts hidden by our own generator
   (``evaluation.obfuscation``), one technique per prompt in turn;
 - the benign slice (should be answered, held out of training): XSTest's 250 ``safe``
-  prompts, whose refused share is the over-refusal rate.
+  prompts, whose refused share is the over-refusal rate;
+- ``non-english``: a few German, French and Spanish requests of our own, harmful and safe,
+  to show how the English-trained judge does elsewhere (no target).
 
 Plain data out, no printing: ``sentinel eval`` renders the table.
 """
@@ -26,8 +28,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import yaml
+
 from sentinel_runtime.evaluation import datasets, obfuscation
-from sentinel_runtime.evaluation.split import Split
+from sentinel_runtime.evaluation.split import Split, split_of
 from sentinel_runtime.pipeline import canonical, gate, introspection
 from sentinel_runtime.pipeline.judge import model
 from sentinel_runtime.pipeline.types import Introspection, RetrievalPlan
@@ -41,11 +45,22 @@ HARMFUL_SLICES = (
     "strongreject",
     "xstest/unsafe",
     "obfuscated",
+    "non-english/harmful",
 )
-SAFE_SLICES = ("xstest/safe",)
+SAFE_SLICES = ("xstest/safe", "non-english/safe")
 # Slices the shipped judge never saw in training (training/corpus.py removes their
 # near-duplicates from every source); the others are in-distribution.
-HELD_OUT_SLICES = frozenset({"strongreject", "xstest/unsafe", "xstest/safe", "obfuscated"})
+HELD_OUT_SLICES = frozenset(
+    {
+        "strongreject",
+        "xstest/unsafe",
+        "xstest/safe",
+        "obfuscated",
+        "non-english/harmful",
+        "non-english/safe",
+    }
+)
+NON_ENGLISH = Path(__file__).with_name("data") / "non_english.yaml"
 OBFUSCATION_SEED = 14
 
 
@@ -97,6 +112,8 @@ class HarmfulReport:
 def slice_of(row: datasets.PromptRow) -> str:
     if row.dataset == "obfuscated":
         return "obfuscated"
+    if row.dataset == "non-english":
+        return "non-english/harmful" if row.harmful else "non-english/safe"
     if row.dataset == "harmbench":
         return f"harmbench/{row.subset}"
     if row.dataset == "xstest":
@@ -124,6 +141,24 @@ def obfuscated_rows(rows: Sequence[datasets.PromptRow]) -> list[datasets.PromptR
     return hidden
 
 
+def non_english_rows() -> list[datasets.PromptRow]:
+    """Our own few German, French and Spanish requests (``data/non_english.yaml``)."""
+    data = yaml.safe_load(NON_ENGLISH.read_text(encoding="utf-8"))
+    return [
+        datasets.PromptRow(
+            dataset="non-english",
+            subset=kind,
+            row_id=f"non-english-{kind}-{number}",
+            text=text,
+            harmful=kind == "harmful",
+            category="",
+            split=split_of(text),
+        )
+        for kind in ("harmful", "safe")
+        for number, text in enumerate(data[kind], 1)
+    ]
+
+
 def load_rows(root: Path) -> list[datasets.PromptRow]:
     rows = [
         *datasets.load_harmbench(root),
@@ -131,7 +166,7 @@ def load_rows(root: Path) -> list[datasets.PromptRow]:
         *datasets.load_strongreject(root),
         *datasets.load_xstest(root),
     ]
-    return [*rows, *obfuscated_rows(rows)]
+    return [*rows, *obfuscated_rows(rows), *non_english_rows()]
 
 
 def evaluate_rows(
