@@ -120,8 +120,9 @@ def assess_request(text: str, judge: model.LinearJudge | None = None) -> Request
     asked = lexicon.requested(everything)
     for term in asked:
         signals.append(f"lexicon_request:{term.code}")
-    if asked and severity < REQUESTED_SEVERITY:
-        severity, category = REQUESTED_SEVERITY, asked[0].category
+    if asked:
+        # The listed term names what is asked for more precisely than the model's category.
+        severity, category = max(severity, REQUESTED_SEVERITY), asked[0].category
     procedural = any(_PROCEDURAL.search(reading) for reading, _ in readings)
     return RequestAssessment(
         category=category,
