@@ -243,6 +243,19 @@ def _eval(args: argparse.Namespace) -> int:
         progress=lambda line: print(line, file=sys.stderr, flush=True),
     )
     print(report.render(result))
+    if args.crossval:
+        from sentinel_runtime.training import cli as judge_cli
+
+        measures = judge_cli.crossval_measures(
+            args.datasets, seed=13, model=None, progress=lambda line: print(line, file=sys.stderr)
+        )
+        if measures is None:
+            return EXIT_ERROR
+        from sentinel_runtime.training import crossval
+
+        print("\nSource-disjoint measurement of the built-in judge:\n")
+        print(crossval.render(measures))
+        result["judgeCrossval"] = crossval.as_json(measures)
     Path(args.output).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"\nwritten to {args.output}", file=sys.stderr)
     missed = [r for r in result["rows"] if r["met"] is False]
@@ -324,6 +337,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--output", default="sentinel-eval.json", help="JSON results (default sentinel-eval.json)"
     )
     evaluate.add_argument("--strict", action="store_true", help="exit 3 when a target is missed")
+    evaluate.add_argument(
+        "--crossval",
+        action="store_true",
+        help="also refit the built-in judge without each training source and each attack "
+        "family and score it there (needs the train extra; about 20 minutes)",
+    )
     evaluate.set_defaults(handler=_eval)
 
     scan = commands.add_parser("scan", help="scan standard input with a policy")

@@ -91,18 +91,30 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_OK if same else EXIT_DIFFERENT
 
 
-def _crossval(args: argparse.Namespace) -> int:
+def crossval_measures(
+    datasets_dir: str | None, *, seed: int, model: str | None, progress: Any
+) -> list[Any] | None:
+    """The source-disjoint table's rows (``None`` when the train extra is missing)."""
     if _needs_training_extra():
-        return EXIT_ERROR
+        return None
     from sentinel_runtime.evaluation import datasets
     from sentinel_runtime.pipeline.judge.model import LinearJudge
     from sentinel_runtime.training import corpus, crossval
 
-    started = time.monotonic()
-    root = datasets.datasets_dir(args.datasets)
-    built = corpus.build(root, seed=args.seed)
-    full = LinearJudge.load(Path(args.model) if args.model else shipped_path())
-    measures = crossval.run(list(built.rows), full, root, progress=_progress(started))
+    root = datasets.datasets_dir(datasets_dir)
+    built = corpus.build(root, seed=seed)
+    full = LinearJudge.load(Path(model) if model else shipped_path())
+    return crossval.run(list(built.rows), full, root, progress=progress)
+
+
+def _crossval(args: argparse.Namespace) -> int:
+    from sentinel_runtime.training import crossval
+
+    measures = crossval_measures(
+        args.datasets, seed=args.seed, model=args.model, progress=_progress(time.monotonic())
+    )
+    if measures is None:
+        return EXIT_ERROR
     print(crossval.render(measures))
     Path(args.output).write_text(json.dumps(crossval.as_json(measures), indent=2) + "\n")
     print(f"\nwritten to {args.output}", file=sys.stderr)

@@ -1,0 +1,48 @@
+"""Source-disjoint measurement runs end to end on a sample of the real corpus."""
+
+from __future__ import annotations
+
+import pytest
+
+from sentinel_runtime.evaluation import datasets
+from sentinel_runtime.pipeline.judge import model
+from sentinel_runtime.training import corpus, crossval, train
+
+pytestmark = pytest.mark.skipif(
+    not datasets.available(), reason="needs ../shared/datasets (set SENTINEL_DATASETS_DIR)"
+)
+
+
+@pytest.fixture(scope="module")
+def measures() -> list[crossval.Measure]:
+    rows = train.sample_rows(corpus.build(seed=3).rows, 1200, seed=3)
+    return crossval.run(rows, model.shipped(), datasets.datasets_dir())
+
+
+def test_every_source_is_measured_in_distribution_and_left_out(
+    measures: list[crossval.Measure],
+) -> None:
+    left_out = {m.subject for m in measures if m.measure == "leave_source_out"}
+    in_distribution = {m.subject for m in measures if m.measure == "in_distribution"}
+    assert {"advbench", "s-labs", "templates"} <= left_out
+    assert left_out >= in_distribution - {"pyrit/airt", "python-docs"}
+
+
+def test_every_family_is_measured_with_and_without_its_wrappers(
+    measures: list[crossval.Measure],
+) -> None:
+    for kind in ("leave_family_out", "with_family"):
+        assert {m.subject for m in measures if m.measure == kind} == set(crossval.FAMILIES)
+    sizes = {m.n for m in measures if m.measure in {"leave_family_out", "with_family"}}
+    assert sizes == {513}  # StrongREJECT 313 + XSTest 200 unsafe, each wrapped
+
+
+def test_held_out_rows_are_the_full_evaluation_sets(measures: list[crossval.Measure]) -> None:
+    held = {m.subject: m for m in measures if m.measure == "held_out"}
+    assert {name: m.n for name, m in held.items()} == {
+        "strongreject": 313,
+        "xstest/unsafe": 200,
+        "xstest/safe": 250,
+    }
+    assert all(0.0 <= m.share <= 1.0 for m in measures)
+    assert "| leave_source_out | advbench | harmful |" in crossval.render(measures)
