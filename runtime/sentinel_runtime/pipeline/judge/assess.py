@@ -2,7 +2,9 @@
 
 The learned model (``model.shipped``) reads the canonical prompt and every decoded
 reading of it (``deobfuscate.decoded_forms``: leetspeak, base64, look-alike letters, ...);
-the most harmful reading counts, and the decoding that produced it is named. A request
+the most harmful reading counts, and the decoding that produced it is named. The
+request-like sentences of a longer text (``segments``) are read on their own too, so a
+wrapper's words do not dilute the request it carries. A request
 naming a listed term (``lexicon.find``) is raised at least to the restricted band, one
 asking to make or get one (``lexicon.requested``) to a refusal. Severity
 maps the harm probability onto the introspection's scale so that the model's own
@@ -14,6 +16,7 @@ numbers, never words of the prompt.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import regex
 
@@ -28,18 +31,6 @@ REQUESTED_SEVERITY = 0.7
 MAX_SEGMENTS = 16
 MIN_SEGMENT_WORDS = 4
 _SENTENCE = regex.compile(r"(?<=[.?!:;])\s+|\n+")
-# A sentence that asks: a question, or one that opens with a request or an imperative.
-_REQUEST_LIKE = regex.compile(
-    r"\?\s*$|^(?:please\s+|now\s+|so\s+|then\s+|and\s+)?(?:how|what|which|where|why|who|when|"
-    r"can|could|would|will|tell|give|write|explain|describe|provide|list|show|teach|help|"
-    r"create|generate|make|build|draft|compose|detail|outline|walk|answer|respond|start|"
-    r"begin|ignore|forget|pretend|act|imagine|let's|given|based|using|use|modify|convert|edit|"
-    r"add|suggest|determine|identify|rewrite|continue|complete|slightly|change|turn|transform|"
-    r"produce|develop|design|craft|find|choose|predict|compute|calculate|"
-    r"i\s+(?:want|need)|you\s+(?:must|will|"
-    r"should|are))\b",
-    regex.IGNORECASE,
-)
 # Asking for the actionable part: a how-to, steps, code, making or obtaining something.
 _PROCEDURAL = regex.compile(
     r"\b(?:how\s+(?:to|do|can|could|would|should|much|many)|step[- ]by[- ]step|steps?\b|"
@@ -80,6 +71,18 @@ def severity_of(probability: float, thresholds: model.Thresholds) -> float:
     return round(min(1.0, max(0.0, value)), 3)
 
 
+@cache
+def _request_like() -> regex.Pattern[str]:
+    """A question, or a sentence opening with a word of ``data/request_openers.txt``."""
+    openers = "|".join(
+        regex.escape(word).replace(r"\ ", r"\s+")
+        for word in sorted(lexicon.data_lines("request_openers.txt"), key=len, reverse=True)
+    )
+    return regex.compile(
+        rf"\?\s*$|^(?:please\s+|now\s+|so\s+|then\s+|and\s+)?(?:{openers})\b", regex.IGNORECASE
+    )
+
+
 def segments(text: str) -> list[str]:
     """The request-like sentences (questions, imperatives) of a text of several, longest
     first, at most ``MAX_SEGMENTS``. Statements are left to the whole-text score: a
@@ -87,9 +90,8 @@ def segments(text: str) -> list[str]:
     sentences = [p.strip() for p in _SENTENCE.split(text) if p.strip()]
     if len(sentences) < 2:
         return []
-    parts = [
-        p for p in sentences if len(p.split()) >= MIN_SEGMENT_WORDS and _REQUEST_LIKE.search(p)
-    ]
+    asks = _request_like()
+    parts = [p for p in sentences if len(p.split()) >= MIN_SEGMENT_WORDS and asks.search(p)]
     return sorted(parts, key=len, reverse=True)[:MAX_SEGMENTS]
 
 

@@ -40,6 +40,11 @@ def _data(name: str) -> str:
     )
 
 
+def data_lines(name: str) -> list[str]:
+    """The non-comment, non-blank lines of a data file of this package, folded to lower case."""
+    return [line.strip().casefold() for line in _lines(name)]
+
+
 def _lines(name: str) -> list[str]:
     return [line for line in _data(name).splitlines() if line.strip() and not line.startswith("#")]
 
