@@ -148,6 +148,12 @@ class BM25:
             scores[keys] += contribution
         hits = np.flatnonzero(scores)
         if len(hits) > n:
-            hits = hits[np.argpartition(-scores[hits], n - 1)[:n]]
+            # argpartition picks any of the chunks tied at the cut (which ones changes with
+            # numpy's version); the lowest keys among them keep the result deterministic
+            # and equal to the Milvus store's (index/milvus.py orders ties the same way).
+            cut = scores[hits[np.argpartition(-scores[hits], n - 1)[n - 1]]]
+            above = hits[scores[hits] > cut]
+            tied = hits[scores[hits] == cut]  # flatnonzero: ascending keys
+            hits = np.concatenate([above, tied[: n - len(above)]])
         order = np.lexsort((hits, -scores[hits]))  # by score, then key: deterministic ties
         return [(int(k), float(scores[k])) for k in hits[order]]
