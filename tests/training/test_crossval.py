@@ -8,9 +8,14 @@ from sentinel_runtime.evaluation import datasets
 from sentinel_runtime.pipeline.judge import model
 from sentinel_runtime.training import corpus, crossval, train
 
-pytestmark = pytest.mark.skipif(
-    not datasets.available(), reason="needs ../shared/datasets (set SENTINEL_DATASETS_DIR)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not datasets.available(), reason="needs ../shared/datasets (set SENTINEL_DATASETS_DIR)"
+    ),
+    # The module's fixture fits models (and the first run downloads two wheels): minutes on
+    # a busy two-core machine, past the suite's per-test default.
+    pytest.mark.timeout(900),
+]
 
 
 @pytest.fixture(scope="module")
