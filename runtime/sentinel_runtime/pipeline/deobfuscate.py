@@ -75,7 +75,9 @@ def decoded_forms(text: str) -> tuple[DecodedForm, ...]:
                     continue
                 seen.add(result)
                 code = f"{outer}+{step.code}" if outer else step.code
-                if step.readable:
+                # Canonicalising may compose a decoded letter with a mark that followed it
+                # ("W" + a combining grave): what read as words must still read so.
+                if step.readable and (result == step.text or reads_as_language(result)):
                     forms.append(DecodedForm(result, code))
                     if len(forms) >= MAX_FORMS:
                         return tuple(forms)
