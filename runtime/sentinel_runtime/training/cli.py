@@ -6,17 +6,14 @@ import argparse
 import json
 import sys
 import time
-from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from sentinel_runtime.pipeline.judge import model
 
 EXIT_OK, EXIT_ERROR, EXIT_DIFFERENT = 0, 1, 3
 # Reproduction tolerance: weights are stored as float16 (about three significant digits).
 TOLERANCE = 2e-3
-
-
-def shipped_path() -> Path:
-    return Path(str(resources.files("sentinel_runtime.pipeline.judge") / "data" / "judge.npz"))
 
 
 def _progress(started: float) -> Any:
@@ -54,7 +51,7 @@ def _train(args: argparse.Namespace) -> int:
     except sources.SourceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    output = Path(args.output) if args.output else shipped_path()
+    output = Path(args.output) if args.output else model.shipped_path()
     train.save(trained.judge, output)
     meta = trained.judge.meta
     print(
@@ -82,7 +79,7 @@ def _check(args: argparse.Namespace) -> int:
     trained = train.train(
         Path(args.datasets) if args.datasets else None, seed=args.seed, progress=_progress(started)
     )
-    shipped = LinearJudge.load(Path(args.model) if args.model else shipped_path())
+    shipped = LinearJudge.load(Path(args.model) if args.model else model.shipped_path())
     diff = train.differences(trained.judge, shipped)
     same = all(value <= TOLERANCE for value in diff.values()) and (
         trained.judge.meta["thresholds"] == shipped.meta["thresholds"]
@@ -103,7 +100,7 @@ def crossval_measures(
 
     root = datasets.datasets_dir(datasets_dir)
     built = corpus.build(root, seed=seed)
-    full = LinearJudge.load(Path(model) if model else shipped_path())
+    full = LinearJudge.load(Path(model) if model else model.shipped_path())
     return crossval.run(list(built.rows), full, root, progress=progress)
 
 

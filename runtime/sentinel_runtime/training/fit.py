@@ -9,6 +9,7 @@ regression over harmful rows. The result is a :class:`LinearJudge` of plain arra
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -95,13 +96,9 @@ def fit(
         biases.append(bias)
         heads.append(head)
     harmful = [i for i, row in enumerate(rows) if row.harm == 1 and row.category]
-    counts: dict[str, int] = {}
-    for i in harmful:
-        counts[rows[i].category or "other"] = counts.get(rows[i].category or "other", 0) + 1
-    labels = [
-        c if counts[c] >= config.min_category_rows else "other"
-        for c in (rows[i].category or "other" for i in harmful)
-    ]
+    categories = [str(rows[i].category) for i in harmful]
+    counts = Counter(categories)
+    labels = [c if counts[c] >= config.min_category_rows else "other" for c in categories]
     names = sorted(set(labels))
     if len(names) >= 2:
         model = LogisticRegression(C=config.category_c, max_iter=2000, random_state=config.seed)

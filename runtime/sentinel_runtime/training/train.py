@@ -40,15 +40,11 @@ def thresholds_for(rows: Sequence[sources.TrainingRow], config: fit.FitConfig) -
     dev = [r for r in rows if split_of(r.text) == "dev"]
     holdout = [r for r in rows if split_of(r.text) == "holdout"]
     provisional = fit.fit(dev, config, {"refuse": 0.5, "ambiguous": 0.3, "injection": 0.5}, {})
-    harm_benign, injection_benign = [], []
-    for row in holdout:
-        scores = provisional.score(row.text) if row.harm == 0 or row.injection == 0 else None
-        if scores is None:
-            continue
-        if row.harm == 0:
-            harm_benign.append(scores.harm)
-        if row.injection == 0:
-            injection_benign.append(scores.injection)
+    benign = [
+        (row, provisional.score(row.text)) for row in holdout if 0 in (row.harm, row.injection)
+    ]
+    harm_benign = [scores.harm for row, scores in benign if row.harm == 0]
+    injection_benign = [scores.injection for row, scores in benign if row.injection == 0]
     return {
         "refuse": round(fit.quantile_threshold(harm_benign, REFUSE_FALSE_POSITIVES), 4),
         "ambiguous": round(fit.quantile_threshold(harm_benign, AMBIGUOUS_FALSE_POSITIVES), 4),

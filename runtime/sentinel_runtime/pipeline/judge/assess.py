@@ -74,10 +74,7 @@ def severity_of(probability: float, thresholds: model.Thresholds) -> float:
 @cache
 def _request_like() -> regex.Pattern[str]:
     """A question, or a sentence opening with a word of ``data/request_openers.txt``."""
-    openers = "|".join(
-        regex.escape(word).replace(r"\ ", r"\s+")
-        for word in sorted(lexicon.data_lines("request_openers.txt"), key=len, reverse=True)
-    )
+    openers = lexicon.alternation(lexicon.data_lines("request_openers.txt"))
     return regex.compile(
         rf"\?\s*$|^(?:please\s+|now\s+|so\s+|then\s+|and\s+)?(?:{openers})\b", regex.IGNORECASE
     )

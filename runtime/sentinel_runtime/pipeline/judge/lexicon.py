@@ -60,7 +60,8 @@ def terms() -> tuple[Term, ...]:
     return tuple(found)
 
 
-def _alternation(phrases: list[str]) -> str:
+def alternation(phrases: list[str]) -> str:
+    """One regex alternation of ``phrases``, longest first, any run of spaces inside."""
     ordered = sorted(set(phrases), key=len, reverse=True)
     return "|".join(regex.escape(phrase).replace(r"\ ", r"\s+") for phrase in ordered)
 
@@ -68,11 +69,11 @@ def _alternation(phrases: list[str]) -> str:
 @cache
 def _matchers() -> tuple[regex.Pattern[str], regex.Pattern[str], dict[str, Term]]:
     by_phrase = {term.phrase: term for term in terms()}
-    presence = _alternation([t.phrase for t in terms() if t.floor == "presence"])
-    verbs = _alternation([verb.strip().casefold() for verb in _lines("acquisition_verbs.txt")])
+    presence = alternation([t.phrase for t in terms() if t.floor == "presence"])
+    verbs = alternation(data_lines("acquisition_verbs.txt"))
     gap = rf"(?:\s+(?!(?:{_TURNING})\b)[\w'-]+){{0,{GAP_WORDS}}}"
     request = regex.compile(
-        rf"\b(?:{verbs})\b{gap}\s+(?P<term>{_alternation(list(by_phrase))})\b", regex.IGNORECASE
+        rf"\b(?:{verbs})\b{gap}\s+(?P<term>{alternation(list(by_phrase))})\b", regex.IGNORECASE
     )
     return regex.compile(rf"\b(?:{presence})\b", regex.IGNORECASE), request, by_phrase
 

@@ -102,9 +102,12 @@ def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
 
 
+def shipped_path() -> Path:
+    """Where the package's model lives (``sentinel judge train`` writes it there)."""
+    return Path(str(resources.files("sentinel_runtime.pipeline.judge") / "data" / SHIPPED))
+
+
 @cache
 def shipped() -> LinearJudge:
-    """The model shipped in the package (``sentinel judge train`` writes it)."""
-    path = resources.files("sentinel_runtime.pipeline.judge") / "data" / SHIPPED
-    with resources.as_file(path) as file:
-        return LinearJudge.load(file)
+    """The model shipped in the package."""
+    return LinearJudge.load(shipped_path())
