@@ -11,10 +11,11 @@ calls: a model whose words were withheld must not act through a tool in the same
 from __future__ import annotations
 
 import logging
+import sys
 from dataclasses import dataclass
 from typing import Any
 
-from sentinel_runtime.guardrails.engine import GuardrailsEngine, ScanOutcome
+from sentinel_runtime.guardrails.engine import GuardrailsEngine, OutputGuardrailsError, ScanOutcome
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
 
@@ -63,20 +64,36 @@ def guard_chat_completion(
         text = _text_of(message.get("content"))
         if not text:
             continue
-        outcome = engine.scan(text, response_id=response_id)
+        try:
+            outcome = engine.scan(text, response_id=response_id)
+        except OutputGuardrailsError:
+            report_action(engine, ScanOutcome(text, None), response_id)  # counts fail_closed
+            raise
         verdicts.append(ChoiceVerdict(choice.get("index", position), outcome))
+        report_action(engine, outcome, response_id)
         if outcome.action is None:
             continue
         message["content"] = outcome.text
         if outcome.action == "block":
             choice["finish_reason"] = "content_filter"
             message.pop("tool_calls", None)
-        report_action(engine, outcome, response_id)
     return verdicts
 
 
 def report_action(engine: GuardrailsEngine, outcome: ScanOutcome, response_id: str) -> None:
-    """Count and log one message's action (once per message, streamed or not)."""
+    """Count and log one scanned message's final action (once per message, streamed or not).
+
+    KAITO's ``ragengine_guardrails_response_actions_total`` counts every scanned message:
+    ``allow`` when nothing fired, ``redact``, ``block``, or ``fail_closed`` when this is called
+    while a fail-closed scanner's :class:`OutputGuardrailsError` is being handled (the
+    non-streaming guard above and the stream's end both report from their ``except``).
+    ``output_guardrails_actions_total`` and the log event stay seed 003's: redact and block.
+    """
+    failed = isinstance(sys.exc_info()[1], OutputGuardrailsError)
+    final = "fail_closed" if failed else (outcome.action or "allow")
+    metrics.GUARDRAILS_RESPONSE_ACTIONS.labels(final).inc()
+    for hit in outcome.hits:
+        metrics.GUARDRAILS_RESPONSE_SCANNER_HITS.labels(hit.type, hit.action).inc()
     if outcome.action is None:
         return
     metrics.ACTIONS.labels(outcome.action).inc()

@@ -1,7 +1,8 @@
 """Every Prometheus metric of the runtime, defined once on the default registry.
 
 Names and labels of the ``output_guardrails_*`` and ``guardrails_*`` families are seed
-003's contract; the rest are ours. Label values are always drawn from closed sets (scanner
+003's contract; KAITO's RAG-service and guardrails response metrics keep KAITO's names (marked
+below); the rest are ours. Label values are always drawn from closed sets (scanner
 types from the registry, never raw user input) so cardinality stays bounded.
 """
 
@@ -164,6 +165,111 @@ GOVERNANCE_TOOL_CALLS = Counter(
     ["path", "verdict"],
 )
 
+# KAITO's RAG-service metrics (kaito-project/kaito, presets/ragengine/metrics/
+# prometheus_metrics.py): the same names, labels and types, so a KAITO user's panels keep
+# working. ``status`` is ``success`` or ``failure`` (any error answer, a rejected body included).
+# Default buckets, as KAITO's. Sentinel's ``rag_chat_requests_total{status}`` above is already
+# KAITO's chat counter; only its latency histogram is new.
+CHAT_LATENCY = Histogram(
+    "rag_chat_latency_seconds",
+    "KAITO: time to call '/v1/chat/completions' in seconds, by status.",
+    ["status"],
+)
+INDEX_REQUESTS = Counter(
+    "rag_index_requests", "KAITO: successful/failed calls of POST '/index'.", ["status"]
+)
+INDEX_LATENCY = Histogram(
+    "rag_index_latency_seconds", "KAITO: time to call POST '/index' in seconds.", ["status"]
+)
+INDEXES_REQUESTS = Counter(
+    "rag_indexes_requests", "KAITO: successful/failed calls of GET '/indexes'.", ["status"]
+)
+INDEXES_LATENCY = Histogram(
+    "rag_indexes_latency_seconds", "KAITO: time to call GET '/indexes' in seconds.", ["status"]
+)
+INDEXES_DOCUMENT_REQUESTS = Counter(
+    "rag_indexes_document_requests",
+    "KAITO: successful/failed calls of GET '/indexes/{index_name}/documents'.",
+    ["status"],
+)
+INDEXES_DOCUMENT_LATENCY = Histogram(
+    "rag_indexes_document_latency_seconds",
+    "KAITO: time to call GET '/indexes/{index_name}/documents' in seconds.",
+    ["status"],
+)
+INDEXES_UPDATE_DOCUMENT_REQUESTS = Counter(
+    "rag_indexes_update_document_requests",
+    "KAITO: successful/failed calls of POST '/indexes/{index_name}/documents'.",
+    ["status"],
+)
+INDEXES_UPDATE_DOCUMENT_LATENCY = Histogram(
+    "rag_indexes_update_document_latency_seconds",
+    "KAITO: time to call POST '/indexes/{index_name}/documents' in seconds.",
+    ["status"],
+)
+INDEXES_DELETE_DOCUMENT_REQUESTS = Counter(
+    "rag_indexes_delete_document_requests",
+    "KAITO: successful/failed calls of POST '/indexes/{index_name}/documents/delete'.",
+    ["status"],
+)
+INDEXES_DELETE_DOCUMENT_LATENCY = Histogram(
+    "rag_indexes_delete_document_latency_seconds",
+    "KAITO: time to call POST '/indexes/{index_name}/documents/delete' in seconds.",
+    ["status"],
+)
+INDEXES_RETRIEVE_REQUESTS = Counter(
+    "rag_indexes_retrieve_requests",
+    "KAITO: successful/failed calls of POST '/retrieve'.",
+    ["status"],
+)
+INDEXES_RETRIEVE_LATENCY = Histogram(
+    "rag_indexes_retrieve_latency_seconds",
+    "KAITO: time to call POST '/retrieve' in seconds.",
+    ["status"],
+)
+PERSIST_REQUESTS = Counter(
+    "rag_persist_requests",
+    "KAITO: successful/failed calls of POST '/persist/{index_name}'.",
+    ["status"],
+)
+PERSIST_LATENCY = Histogram(
+    "rag_persist_latency_seconds",
+    "KAITO: time to call POST '/persist/{index_name}' in seconds.",
+    ["status"],
+)
+LOAD_REQUESTS = Counter(
+    "rag_load_requests", "KAITO: successful/failed calls of POST '/load/{index_name}'.", ["status"]
+)
+LOAD_LATENCY = Histogram(
+    "rag_load_latency_seconds",
+    "KAITO: time to call POST '/load/{index_name}' in seconds.",
+    ["status"],
+)
+DELETE_INDEX_REQUESTS = Counter(
+    "rag_delete_index_requests",
+    "KAITO: successful/failed calls of DELETE '/indexes/{index_name}'.",
+    ["status"],
+)
+DELETE_INDEX_LATENCY = Histogram(
+    "rag_delete_index_latency_seconds",
+    "KAITO: time to call DELETE '/indexes/{index_name}' in seconds.",
+    ["status"],
+)
+# KAITO's guardrails response metrics: one final action per scanned assistant message
+# (``allow``, ``redact``, ``block``, ``fail_closed``), and every scanner hit with the action
+# it took. Counted in ``guardrails.chat.report_action``, streamed answers included.
+GUARDRAILS_RESPONSE_ACTIONS = Counter(
+    "ragengine_guardrails_response_actions",
+    "KAITO: the final guardrails action applied to each scanned assistant message: allow, "
+    "redact, block, fail_closed.",
+    ["final_action"],
+)
+GUARDRAILS_RESPONSE_SCANNER_HITS = Counter(
+    "ragengine_guardrails_response_scanner_hits",
+    "KAITO: scanner hits on assistant messages by scanner type and the action applied.",
+    ["scanner_type", "action"],
+)
+
 # Known label values start at zero so rate() and alerts see the series before the first event.
 # A process that never loads a policy enforces none and refuses nothing: 1. Every process
 # running `sentinel` defines these metrics, the operator included; a 0 there would page
@@ -190,3 +296,20 @@ for _result in ("success", "invalid", "none"):
 for _path in ("chat", "invoke"):
     for _verdict in ("allowed", "blocked"):
         GOVERNANCE_TOOL_CALLS.labels(_path, _verdict)
+for _status in ("success", "failure"):
+    CHAT_LATENCY.labels(_status)
+    for _counter, _latency in (
+        (INDEX_REQUESTS, INDEX_LATENCY),
+        (INDEXES_REQUESTS, INDEXES_LATENCY),
+        (INDEXES_DOCUMENT_REQUESTS, INDEXES_DOCUMENT_LATENCY),
+        (INDEXES_UPDATE_DOCUMENT_REQUESTS, INDEXES_UPDATE_DOCUMENT_LATENCY),
+        (INDEXES_DELETE_DOCUMENT_REQUESTS, INDEXES_DELETE_DOCUMENT_LATENCY),
+        (INDEXES_RETRIEVE_REQUESTS, INDEXES_RETRIEVE_LATENCY),
+        (PERSIST_REQUESTS, PERSIST_LATENCY),
+        (LOAD_REQUESTS, LOAD_LATENCY),
+        (DELETE_INDEX_REQUESTS, DELETE_INDEX_LATENCY),
+    ):
+        _counter.labels(_status)
+        _latency.labels(_status)
+for _final in ("allow", "redact", "block", "fail_closed"):
+    GUARDRAILS_RESPONSE_ACTIONS.labels(_final)
