@@ -66,20 +66,23 @@ def test_index_returns_the_documents_with_ids(api: httpx.Client) -> None:
 def test_list_documents_pages_truncates_and_filters(api: httpx.Client) -> None:
     index(api)
     page = api.get("/indexes/kb/documents", params={"limit": 2, "offset": 1}).json()
-    assert page["count"] == 2 and page["total"] == 3
+    assert page["count"] == 2 and page["total_items"] == 3
     assert page["documents"][0]["doc_id"] == "shipping"
     short = api.get("/indexes/kb/documents", params={"max_text_length": 7}).json()
     assert short["documents"][0]["text"] == "Refunds" and short["documents"][0]["is_truncated"]
     billing = api.get(
         "/indexes/kb/documents", params={"metadata_filter": '{"team": "billing"}'}
     ).json()
-    assert [d["doc_id"] for d in billing["documents"]] == ["refunds"] and billing["total"] == 1
+    assert [d["doc_id"] for d in billing["documents"]] == ["refunds"] and billing[
+        "total_items"
+    ] == 1
 
 
 def test_retrieve_ranks_the_relevant_chunk_first(api: httpx.Client) -> None:
     index(api)
     body = api.post(
-        "/retrieve", json={"index_name": "kb", "query": "when are refunds issued", "top_k": 2}
+        "/retrieve",
+        json={"index_name": "kb", "query": "when are refunds issued", "max_node_count": 2},
     ).json()
     assert body["query"] == "when are refunds issued" and body["count"] == 2
     first = body["results"][0]
@@ -119,7 +122,7 @@ def test_update_and_delete_documents(api: httpx.Client) -> None:
         "/indexes/kb/documents/delete", json={"doc_ids": ["shipping", "ghost"]}
     ).json()
     assert deleted == {"deleted_doc_ids": ["shipping"], "not_found_doc_ids": ["ghost"]}
-    assert api.get("/indexes/kb/documents").json()["total"] == 2
+    assert api.get("/indexes/kb/documents").json()["total_items"] == 2
 
 
 def docs(*items: dict[str, str], name: str = "kb") -> dict[str, Any]:
@@ -128,27 +131,32 @@ def docs(*items: dict[str, str], name: str = "kb") -> dict[str, Any]:
 
 OUTSIDE = "outside the persist directory"
 BAD_REQUESTS = {
-    "list-unknown": ("GET /indexes/nope/documents", None, 404, "'nope' does not exist"),
-    "retrieve-unknown": ("POST /retrieve", {"index_name": "no", "query": "q"}, 404, "not exist"),
-    "delete-unknown": ("DELETE /indexes/nope", None, 404, "does not exist"),
-    "delete-docs-unknown": ("POST /indexes/no/documents/delete", {"doc_ids": ["a"]}, 404, "exist"),
-    "bad-name": ("POST /index", docs({"text": "x"}, name="a b"), 422, "invalid index name"),
-    "blank-text": ("POST /index", docs({"text": "  "}), 422, "has no text"),
-    "no-documents": ("POST /index", docs(), 422, ""),
+    "list-unknown": ("GET /indexes/nope/documents", None, 404, "No such index: 'nope' exists."),
+    "retrieve-unknown": ("POST /retrieve", {"index_name": "no", "query": "q"}, 404, "No such"),
+    "delete-unknown": ("DELETE /indexes/nope", None, 404, "No such index"),
+    "delete-docs-unknown": ("POST /indexes/no/documents/delete", {"doc_ids": ["a"]}, 404, "No"),
+    "bad-name": ("POST /index", docs({"text": "x"}, name="a b"), 400, "invalid index name"),
+    "blank-text": ("POST /index", docs({"text": "  "}), 400, "has no text"),
+    "no-documents": ("POST /index", docs(), 400, "documents"),
     "duplicate-ids": (
         "POST /index",
         docs({"doc_id": "a", "text": "x"}, {"doc_id": "a", "text": "y"}),
-        422,
+        400,
         "appears twice",
     ),
-    "top-k-too-big": ("POST /retrieve", {"index_name": "kb", "query": "q", "top_k": 101}, 422, ""),
-    "empty-query": ("POST /retrieve", {"index_name": "kb", "query": ""}, 422, ""),
-    "filter-not-json": ("GET /indexes/kb/documents?metadata_filter={x", None, 422, "not JSON"),
-    "filter-not-object": ("GET /indexes/kb/documents?metadata_filter=[1]", None, 422, "object"),
+    "node-count-too-big": (
+        "POST /retrieve",
+        {"index_name": "kb", "query": "q", "max_node_count": 301},
+        400,
+        "max_node_count",
+    ),
+    "empty-query": ("POST /retrieve", {"index_name": "kb", "query": ""}, 400, "query"),
+    "filter-not-json": ("GET /indexes/kb/documents?metadata_filter={x", None, 400, "valid JSON"),
+    "filter-not-object": ("GET /indexes/kb/documents?metadata_filter=[1]", None, 400, "object"),
     "persist-outside": ("POST /persist/kb?path=../../etc", None, 400, OUTSIDE),
     "load-outside": ("POST /load/kb?path=/etc&overwrite=true", None, 400, OUTSIDE),
     "load-over-live-index": ("POST /load/kb", None, 409, "overwrite"),
-    "load-missing": ("POST /load/absent", None, 404, "no persisted index"),
+    "load-missing": ("POST /load/absent", None, 404, "Path does not exist"),
 }
 
 
@@ -164,7 +172,8 @@ def test_bad_requests_get_a_clear_json_detail_and_change_nothing(
     method, path = line.split(" ", 1)
     response = api.request(method, path, json=body)
     assert response.status_code == status, response.text
-    assert detail in str(response.json()["detail"])
+    assert isinstance(response.json()["detail"], str) and detail in response.json()["detail"]
+    assert response.json()["error"]["message"] == response.json()["detail"]
     assert api.get("/indexes/kb/documents", params={"limit": 100}).json() == before
     assert api.get("/indexes").json() == ["kb"]
 
@@ -174,13 +183,14 @@ def test_persist_and_load_inside_the_persist_dir(
 ) -> None:
     _, persist = served
     index(api)
+    file = (persist / "backups/monday/kb.sentinel-index").resolve()
     saved = api.post("/persist/kb", params={"path": "backups/monday"}).json()
-    assert saved["documents"] == 3
-    assert Path(saved["path"]) == (persist / "backups/monday/kb.sentinel-index").resolve()
+    assert saved == {"message": f"Successfully persisted index kb to {file}."}
+    assert file.is_file()
     api.post("/indexes/kb/documents/delete", json={"doc_ids": ["refunds", "shipping"]})
     loaded = api.post("/load/kb", params={"path": "backups/monday", "overwrite": "true"}).json()
-    assert loaded["documents"] == 3
-    assert api.get("/indexes/kb/documents").json()["total"] == 3
+    assert loaded == {"message": f"Successfully loaded index kb from {file}."}
+    assert api.get("/indexes/kb/documents").json()["total_items"] == 3
 
 
 def test_delete_index_removes_its_file(
@@ -220,7 +230,9 @@ def test_a_restarted_runtime_finds_its_indexes(
     with httpx.Client(base_url=second.base_url, timeout=30) as api:
         assert api.get("/indexes").json() == ["kb", "second"]
         docs = api.get("/indexes/kb/documents").json()
-        assert [d["doc_id"] for d in docs["documents"]][:1] == ["refunds"] and docs["total"] == 2
+        assert [d["doc_id"] for d in docs["documents"]][:1] == ["refunds"] and docs[
+            "total_items"
+        ] == 2
         hits = api.post("/retrieve", json={"index_name": "kb", "query": "refund receipt"}).json()
         assert hits["results"][0]["node_id"] == "refunds#p0"
 
@@ -265,7 +277,7 @@ def test_a_remote_embedder_indexes_and_its_failure_is_a_502(
         response = api.post("/index", json={"index_name": "kb", "documents": [{"text": "new"}]})
         assert response.status_code == 502
         assert "answered HTTP 500" in response.json()["detail"]
-        assert api.get("/indexes/kb/documents").json()["total"] == 3
+        assert api.get("/indexes/kb/documents").json()["total_items"] == 3
     assert "embed-secret" not in runtime.logs()
 
 

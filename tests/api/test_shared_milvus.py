@@ -86,7 +86,7 @@ def test_a_document_indexed_through_one_runtime_answers_on_the_other(
     )
     assert deleted.status_code == 200, deleted.text
     listed = httpx.get(f"{writer.base_url}/indexes/handbook/documents", timeout=30).json()
-    assert (listed["documents"], listed["total"]) == ([], 0)
+    assert (listed["documents"], listed["total_items"]) == ([], 0)
 
 
 def test_an_unreachable_milvus_is_a_clear_error_at_start(tmp_path: Path) -> None:

@@ -1,10 +1,19 @@
-"""Request and response bodies of the KAITO-compatible index API (``routes/indexes.py``)."""
+"""Request and response bodies of the KAITO-compatible index API (``routes/indexes.py``).
+
+Field names and shapes are KAITO v0.12's (``presets/ragengine/models.py``): documents carry
+``hash_value`` and ``is_truncated``, listings ``total_items``, ``/retrieve`` takes
+``max_node_count``, ``/persist``, ``/load`` and ``DELETE /indexes/{name}`` answer
+``{"message"}``. Ours on top: ``similarity`` and ``sentinel`` on ``/retrieve``, ``top_k`` as an
+older name of ``max_node_count``.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from sentinel_runtime.index import store
 from sentinel_runtime.index.types import Document, Hit
@@ -12,29 +21,50 @@ from sentinel_runtime.pipeline import report
 
 MAX_DOCUMENTS = 10_000
 MAX_QUERY_CHARS = 10_000
+MAX_NODE_COUNT = 300  # KAITO's RAG_MAX_TOP_K
+DEFAULT_NODE_COUNT = 5
+DEFAULT_MAX_TEXT_LENGTH = 1000  # KAITO's default for listings
+CONTEXT_TOKEN_RATIO_RANGE = (0.2, 0.8)
+
+
+def document_hash(doc: Document) -> str:
+    """``hash_value``: SHA-256 of the text and the metadata (canonical JSON), so a client can
+    tell whether a document changed, metadata included."""
+    digest = hashlib.sha256(doc.text.encode())
+    digest.update(b"\0")
+    digest.update(json.dumps(dict(doc.metadata), sort_keys=True, ensure_ascii=False).encode())
+    return digest.hexdigest()
 
 
 class DocumentIn(BaseModel):
+    """A document as KAITO sends it; ``hash_value`` and ``is_truncated`` of a document read
+    back from the API are accepted and ignored."""
+
     doc_id: str | None = Field(default=None, max_length=store.MAX_DOC_ID_CHARS)
     text: str = Field(min_length=1)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] | None = None
 
     def to_document(self) -> Document:
-        return Document(self.doc_id or "", self.text, self.metadata)
+        return Document(self.doc_id or "", self.text, self.metadata or {})
 
 
 class DocumentOut(BaseModel):
     doc_id: str
     text: str
+    hash_value: str
     metadata: dict[str, Any]
+    is_truncated: bool = False
 
     @classmethod
-    def of(cls, doc: Document) -> DocumentOut:
-        return cls(doc_id=doc.doc_id, text=doc.text, metadata=dict(doc.metadata))
-
-
-class ListedDocument(DocumentOut):
-    is_truncated: bool = False
+    def of(cls, doc: Document, max_text_length: int | None = None) -> DocumentOut:
+        cut = max_text_length is not None and len(doc.text) > max_text_length
+        return cls(
+            doc_id=doc.doc_id,
+            text=doc.text[:max_text_length] if cut else doc.text,
+            hash_value=document_hash(doc),
+            metadata=dict(doc.metadata),
+            is_truncated=cut,
+        )
 
 
 class IndexRequest(BaseModel):
@@ -43,9 +73,9 @@ class IndexRequest(BaseModel):
 
 
 class ListDocumentsResponse(BaseModel):
-    documents: list[ListedDocument]
+    documents: list[DocumentOut]
     count: int  # documents on this page
-    total: int  # documents matching the filter in the whole index
+    total_items: int  # documents matching the filter in the whole index
 
 
 class UpdateDocumentIn(DocumentIn):
@@ -74,8 +104,28 @@ class DeleteResponse(BaseModel):
 class RetrieveRequest(BaseModel):
     index_name: str
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    top_k: int = Field(default=5, ge=1, le=100)
+    max_node_count: int = Field(default=DEFAULT_NODE_COUNT, ge=1, le=MAX_NODE_COUNT)
+    top_k: int | None = Field(default=None, ge=1, le=MAX_NODE_COUNT)  # ours, the older name
     metadata_filter: dict[str, Any] | None = None
+    # KAITO's share of the context window the nodes may fill (chat completions' parameter);
+    # given, the nodes are chosen by that token budget (``routes.indexes.within_budget``).
+    context_token_ratio: float | None = None
+
+    @field_validator("context_token_ratio")
+    @classmethod
+    def _ratio_in_range(cls, value: float | None) -> float | None:
+        low, high = CONTEXT_TOKEN_RATIO_RANGE
+        if value is not None and not low <= value <= high:
+            raise ValueError(
+                f"Invalid context_token_ratio: {value}. Must be between {low} and {high}."
+            )
+        return value
+
+    def node_count(self) -> int:
+        """``max_node_count``, or ``top_k`` when only that was given."""
+        if "max_node_count" in self.model_fields_set or self.top_k is None:
+            return self.max_node_count
+        return self.top_k
 
 
 class RetrievedChunk(BaseModel):
@@ -83,7 +133,7 @@ class RetrievedChunk(BaseModel):
     node_id: str  # the chunk id, KAITO's name for it
     text: str
     score: float  # reciprocal-rank-fusion score: orders the results
-    similarity: float  # dense cosine similarity clamped to [0, 1]
+    similarity: float  # ours: dense cosine similarity clamped to [0, 1]
     metadata: dict[str, Any]
 
     @classmethod
@@ -99,7 +149,7 @@ class RetrieveResponse(BaseModel):
     sentinel: dict[str, Any] = Field(default_factory=dict)
 
 
-class FileResponse(BaseModel):
-    index_name: str
-    path: str
-    documents: int
+class MessageResponse(BaseModel):
+    """KAITO's answer to ``/persist``, ``/load`` and ``DELETE /indexes/{name}``."""
+
+    message: str

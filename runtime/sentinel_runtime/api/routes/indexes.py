@@ -1,40 +1,156 @@
 """KAITO's index API over the ``IndexManager``: index, list, update, delete, persist, load,
 retrieve. Index work is CPU-bound, so it runs in the threadpool, never on the event loop.
 
+Every route of this router is a :class:`KaitoRoute`: it counts KAITO's per-endpoint metrics
+(``rag_index_requests_total{status}`` and friends, with their latency histograms) and answers
+every error the way KAITO's clients read it, a string ``detail``, with OpenAI's ``error``
+object in the same body; a request that fails validation is a 400, as on KAITO.
+
 Paths given to ``/persist`` and ``/load`` must lie inside ``VECTOR_DB_PERSIST_DIR``
 (relative paths are taken from it); without it those endpoints answer 400. A client never
-makes the runtime read or write anywhere else.
+makes the runtime read or write anywhere else (KAITO writes where the client says).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from prometheus_client import Counter, Histogram
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from sentinel_runtime.api import answering
 from sentinel_runtime.api import index_protocol as protocol
 from sentinel_runtime.api.deps import ServicesDep
+from sentinel_runtime.guardrails.scanners.token_limit import offline_encoding
 from sentinel_runtime.index import manager as index_manager
 from sentinel_runtime.index import persistence
 from sentinel_runtime.index.base import VectorDBError
 from sentinel_runtime.index.embedders import EmbeddingError
+from sentinel_runtime.index.types import Hit
+from sentinel_runtime.observability import metrics
 from sentinel_runtime.pipeline import report, runner
 
-router = APIRouter(tags=["indexes"])
+# KAITO's per-endpoint metrics, by (method, route template).
+ENDPOINT_METRICS: dict[tuple[str, str], tuple[Counter, Histogram]] = {
+    ("POST", "/index"): (metrics.INDEX_REQUESTS, metrics.INDEX_LATENCY),
+    ("GET", "/indexes"): (metrics.INDEXES_REQUESTS, metrics.INDEXES_LATENCY),
+    ("GET", "/indexes/{name}/documents"): (
+        metrics.INDEXES_DOCUMENT_REQUESTS,
+        metrics.INDEXES_DOCUMENT_LATENCY,
+    ),
+    ("POST", "/indexes/{name}/documents"): (
+        metrics.INDEXES_UPDATE_DOCUMENT_REQUESTS,
+        metrics.INDEXES_UPDATE_DOCUMENT_LATENCY,
+    ),
+    ("POST", "/indexes/{name}/documents/delete"): (
+        metrics.INDEXES_DELETE_DOCUMENT_REQUESTS,
+        metrics.INDEXES_DELETE_DOCUMENT_LATENCY,
+    ),
+    ("DELETE", "/indexes/{name}"): (metrics.DELETE_INDEX_REQUESTS, metrics.DELETE_INDEX_LATENCY),
+    ("POST", "/persist/{name}"): (metrics.PERSIST_REQUESTS, metrics.PERSIST_LATENCY),
+    ("POST", "/load/{name}"): (metrics.LOAD_REQUESTS, metrics.LOAD_LATENCY),
+    ("POST", "/retrieve"): (metrics.INDEXES_RETRIEVE_REQUESTS, metrics.INDEXES_RETRIEVE_LATENCY),
+}
+
+# KAITO's ContextSelectionProcessor: the prompt LlamaIndex adds around the nodes, and the
+# context window KAITO assumes when LLM_CONTEXT_WINDOW is not set.
+PROMPT_OVERHEAD_TOKENS = 150
+KAITO_DEFAULT_CONTEXT_WINDOW = 64_000
+
+_ERROR_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_found_error"}
+_PARAM_SOURCES = {"body", "query", "path", "header", "cookie"}
+
+
+def error_body(
+    status: int, message: str, *, param: str | None = None, code: str | None = None
+) -> dict[str, Any]:
+    """KAITO's string ``detail`` and OpenAI's ``error`` object, in one body."""
+    if status in (502, 504):
+        kind = "upstream_error"
+    elif status >= 500:
+        kind = "server_error"
+    else:
+        kind = _ERROR_TYPES.get(status, "invalid_request_error")
+    error = {"message": message, "type": kind, "param": param, "code": code}
+    return {"detail": message, "error": error}
+
+
+def describe_validation(errors: Sequence[Any]) -> tuple[str, str | None, str | None]:
+    """One sentence for pydantic's error list, the first field at fault and its error type:
+    ``max_node_count: Input should be less than or equal to 300``."""
+    sentences: list[str] = []
+    fields: list[str] = []
+    for error in errors:
+        loc = [str(part) for part in error.get("loc", ())]
+        if len(loc) > 1 and loc[0] in _PARAM_SOURCES:
+            loc = loc[1:]
+        field = ".".join(loc)
+        message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+        sentences.append(message if not field or field in message else f"{field}: {message}")
+        fields.append(field)
+    first = errors[0] if errors else {}
+    code = first.get("type") if isinstance(first, dict) else None
+    return "; ".join(sentences) or "invalid request", (fields[0] if fields else None), code
+
+
+class KaitoRoute(APIRoute):
+    """A route of KAITO's index API: KAITO's metrics and error shape around the endpoint."""
+
+    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+        handler = super().get_route_handler()
+        key = (next(iter(self.methods)), self.path)
+        if key not in ENDPOINT_METRICS:
+            raise LookupError(f"KAITO route {key} has no entry in ENDPOINT_METRICS")
+        requests, latency = ENDPOINT_METRICS[key]
+
+        async def kaito_handler(request: Request) -> Response:
+            started = time.perf_counter()
+            response: Response | None = None
+            try:
+                response = await _answer(handler, request)
+                return response
+            finally:
+                ok = response is not None and response.status_code < 400
+                status = "success" if ok else "failure"
+                requests.labels(status).inc()
+                latency.labels(status).observe(time.perf_counter() - started)
+
+        return kaito_handler
+
+
+async def _answer(handler: Callable[[Request], Awaitable[Response]], request: Request) -> Response:
+    try:
+        return await handler(request)
+    except RequestValidationError as exc:
+        message, param, code = describe_validation(exc.errors())
+        return JSONResponse(error_body(400, message, param=param, code=code), status_code=400)
+    except StarletteHTTPException as exc:
+        return JSONResponse(
+            error_body(exc.status_code, str(exc.detail)),
+            status_code=exc.status_code,
+            headers=exc.headers,
+        )
+
+
+router = APIRouter(tags=["indexes"], route_class=KaitoRoute)
 
 
 @contextmanager
 def _http_errors() -> Iterator[None]:
-    """One mapping from index errors to statuses, for every endpoint."""
+    """One mapping from index errors to statuses (and KAITO's wording), for every endpoint."""
     try:
         yield
     except index_manager.IndexNotFound as exc:
-        raise HTTPException(404, str(exc)) from exc
+        raise HTTPException(404, f"No such index: {exc.name!r} exists.") from exc
     except index_manager.IndexExistsError as exc:
         raise HTTPException(409, str(exc)) from exc
     except index_manager.PathNotAllowedError as exc:
@@ -42,13 +158,13 @@ def _http_errors() -> Iterator[None]:
     except persistence.IndexFileError as exc:
         raise HTTPException(409, str(exc)) from exc
     except FileNotFoundError as exc:
-        raise HTTPException(404, f"no persisted index at {exc.filename}") from exc
+        raise HTTPException(404, f"Path does not exist: {exc.filename}") from exc
     except EmbeddingError as exc:
         raise HTTPException(502, str(exc)) from exc
     except VectorDBError as exc:
         raise HTTPException(503, str(exc)) from exc
     except ValueError as exc:
-        raise HTTPException(422, str(exc)) from exc
+        raise HTTPException(400, str(exc)) from exc
     except OSError as exc:
         raise HTTPException(500, f"index file could not be written: {exc.strerror}") from exc
 
@@ -76,9 +192,11 @@ def _metadata_filter(text: str | None) -> dict[str, Any] | None:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise HTTPException(422, f"metadata_filter is not JSON: {exc.msg}") from exc
+        raise HTTPException(
+            400, f"Invalid metadata filter format. Must be a valid JSON string ({exc.msg})."
+        ) from exc
     if not isinstance(value, dict):
-        raise HTTPException(422, "metadata_filter must be a JSON object")
+        raise HTTPException(400, "Invalid metadata filter format. Must be a JSON object.")
     return value
 
 
@@ -89,25 +207,15 @@ async def list_documents(
     *,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
     offset: Annotated[int, Query(ge=0)] = 0,
-    max_text_length: Annotated[int | None, Query(ge=1)] = None,
+    max_text_length: Annotated[int, Query(ge=1)] = protocol.DEFAULT_MAX_TEXT_LENGTH,
     metadata_filter: str | None = None,
 ) -> protocol.ListDocumentsResponse:
     wanted = _metadata_filter(metadata_filter)
     with _http_errors():
         store = services.indexes.get(name)
         docs, total = await run_in_threadpool(store.list_documents, offset, limit, wanted)
-    listed = []
-    for doc in docs:
-        cut = max_text_length is not None and len(doc.text) > max_text_length
-        listed.append(
-            protocol.ListedDocument(
-                doc_id=doc.doc_id,
-                text=doc.text[:max_text_length] if cut else doc.text,
-                metadata=dict(doc.metadata),
-                is_truncated=cut,
-            )
-        )
-    return protocol.ListDocumentsResponse(documents=listed, count=len(listed), total=total)
+    listed = [protocol.DocumentOut.of(doc, max_text_length) for doc in docs]
+    return protocol.ListDocumentsResponse(documents=listed, count=len(listed), total_items=total)
 
 
 @router.post("/indexes/{name}/documents")
@@ -139,34 +247,58 @@ async def delete_documents(
 
 
 @router.delete("/indexes/{name}")
-async def delete_index(name: str, services: ServicesDep) -> dict[str, str]:
+async def delete_index(name: str, services: ServicesDep) -> protocol.MessageResponse:
     with _http_errors():
         await run_in_threadpool(services.indexes.delete, name)
-    return {"message": f"index {name!r} deleted"}
+    return protocol.MessageResponse(message=f"Successfully deleted index {name}.")
 
 
 @router.post("/persist/{name}")
 async def persist_index(
     name: str, services: ServicesDep, path: str | None = None
-) -> protocol.FileResponse:
+) -> protocol.MessageResponse:
     indexes = services.indexes
     with _http_errors():
-        store = indexes.get(name)
         file = await run_in_threadpool(indexes.persist, name, indexes.confine(path))
-    return protocol.FileResponse(index_name=name, path=str(file), documents=store.document_count)
+    return protocol.MessageResponse(message=f"Successfully persisted index {name} to {file}.")
 
 
 @router.post("/load/{name}")
 async def load_index(
     name: str, services: ServicesDep, path: str | None = None, overwrite: bool = False
-) -> protocol.FileResponse:
+) -> protocol.MessageResponse:
     indexes = services.indexes
     with _http_errors():
         index_manager.check_name(name)
         directory = indexes.confine(path)
-        store = await run_in_threadpool(indexes.load, name, directory, overwrite)
+        await run_in_threadpool(indexes.load, name, directory, overwrite)
     file = persistence.index_file(directory, name)
-    return protocol.FileResponse(index_name=name, path=str(file), documents=store.document_count)
+    return protocol.MessageResponse(message=f"Successfully loaded index {name} from {file}.")
+
+
+def within_budget(
+    query: str, hits: Sequence[Hit], ratio: float, context_window: int
+) -> tuple[Hit, ...]:
+    """KAITO's context selection (``ContextSelectionProcessor``): the nodes may fill
+    ``ratio`` of the context window left after the query and the 150 tokens of prompt
+    around them; in relevance order, a node larger than what is left is skipped and a
+    smaller one after it may still fit. Tokens are cl100k_base's."""
+    encoding = offline_encoding("cl100k_base")
+
+    def tokens(text: str) -> int:
+        return len(encoding.encode(text, disallowed_special=()))
+
+    budget = int((context_window - tokens(query) - PROMPT_OVERHEAD_TOKENS) * ratio)
+    if budget <= 0:
+        return ()
+    chosen: list[Hit] = []
+    for hit in hits:
+        size = tokens(hit.chunk.text)
+        if size > budget:
+            continue
+        budget -= size
+        chosen.append(hit)
+    return tuple(chosen)
 
 
 @router.post("/retrieve")
@@ -174,15 +306,26 @@ async def retrieve(
     request: protocol.RetrieveRequest, services: ServicesDep
 ) -> protocol.RetrieveResponse:
     """KAITO's retrieval, behind the same gate and evidence filter as an answer: a request
-    the gate refuses retrieves nothing, and dropped chunks are reported, never returned."""
+    the gate refuses retrieves nothing, and dropped chunks are reported, never returned.
+    At most ``max_node_count`` nodes (and never more than the policy's ``gate.topK``);
+    with ``context_token_ratio``, only those that fit KAITO's token budget."""
     engine = answering.active_engine(services)
     with _http_errors():
+        services.indexes.get(request.index_name)  # KAITO's 404 for an unknown index
         context = answering.context_for(services, engine, request.index_name)
     pipeline_request = runner.PipelineRequest(
-        request.query, request.index_name, request.top_k, metadata_filter=request.metadata_filter
+        request.query,
+        request.index_name,
+        request.node_count(),
+        metadata_filter=request.metadata_filter,
     )
     result = await runner.retrieve(pipeline_request, context)
-    kept = result.bundle.kept if result.bundle is not None else ()
+    kept: Sequence[Hit] = result.bundle.kept if result.bundle is not None else ()
+    if request.context_token_ratio is not None:
+        window = services.settings.LLM_CONTEXT_WINDOW or KAITO_DEFAULT_CONTEXT_WINDOW
+        kept = await run_in_threadpool(
+            within_budget, request.query, kept, request.context_token_ratio, window
+        )
     results = [protocol.RetrievedChunk.of(hit) for hit in kept]
     described = report.sentinel(result, index_name=request.index_name)
     sentinel = {k: described[k] for k in ("requestId", "introspection", "gate", "evidence")}
