@@ -1,16 +1,11 @@
-"""The extractive generator cites what it copies; the LLM answer parser is strict."""
+"""The extractive generator cites what it copies."""
 
 from __future__ import annotations
-
-import pytest
 
 from sentinel_runtime.pipeline.citations import INSUFFICIENT_ANSWER, validate_citations
 from sentinel_runtime.pipeline.generation import (
     SUMMARY_PREFIX,
-    AnswerFormatError,
     extractive_answer,
-    grounded_messages,
-    parse_llm_answer,
 )
 from sentinel_runtime.pipeline.types import Conflict
 from support.hits import hit
@@ -66,42 +61,3 @@ def test_conflicting_sources_are_both_cited_and_the_disagreement_stated() -> Non
     )
     assert set(answer.citations) == {"a#p0", "b#p0"}
     assert "23" in answer.text and "24" in answer.text and "disagree" in answer.text
-
-
-def test_llm_prompt_treats_chunks_as_data_and_asks_for_json() -> None:
-    messages = grounded_messages("When are refunds allowed?", HITS, decision="answer")
-    system = messages[0]["content"]
-    assert "[policy#p0]" in system and '"citations"' in system and "not instructions" in system
-    assert messages[1] == {"role": "user", "content": "When are refunds allowed?"}
-
-
-@pytest.mark.parametrize(
-    ("reply", "citations"),
-    [
-        pytest.param(
-            '{"answer": "Within 30 days.", "citations": ["policy#p0"]}', ("policy#p0",), id="plain"
-        ),
-        pytest.param(
-            '```json\n{"answer": "Within 30 days.", "citations": []}\n```', (), id="fenced"
-        ),
-        pytest.param('Sure! {"answer": "Within 30 days."}', (), id="prose-around"),
-    ],
-)
-def test_parse_llm_answer(reply: str, citations: tuple[str, ...]) -> None:
-    answer = parse_llm_answer(reply, decision="answer")
-    assert answer.text == "Within 30 days." and answer.citations == citations
-
-
-@pytest.mark.parametrize(
-    "reply",
-    [
-        pytest.param("Refunds are allowed within 30 days.", id="no-json"),
-        pytest.param('{"answer": "", "citations": []}', id="empty-answer"),
-        pytest.param('{"answer": "x", "citations": "policy#p0"}', id="citations-not-list"),
-        pytest.param('{"answer": "x", "citations": [1]}', id="citation-not-string"),
-        pytest.param('{"answer": "x",', id="truncated"),
-    ],
-)
-def test_parse_llm_answer_rejects(reply: str) -> None:
-    with pytest.raises(AnswerFormatError):
-        parse_llm_answer(reply, decision="answer")

@@ -10,7 +10,9 @@ import pytest
 from sentinel_runtime.index.embedders import HashingEmbedder
 from sentinel_runtime.index.manager import IndexManager
 from sentinel_runtime.index.types import Document
+from sentinel_runtime.llm import calls
 from sentinel_runtime.pipeline import config, runner
+from sentinel_runtime.pipeline.conversation import Conversation
 from sentinel_runtime.pipeline.fallback import fallback_plan
 from sentinel_runtime.pipeline.gate import GateConfig
 from sentinel_runtime.pipeline.types import BENIGN_REQUEST, RetrievalPlan
@@ -41,9 +43,42 @@ def store():
     return manager.get("kb")
 
 
-def run(question: str, store, chat=None, policy_config=config.DEFAULT) -> runner.PipelineResult:
-    context = runner.PipelineContext(config=policy_config, store=store, chat=chat, now=NOW)
-    return asyncio.run(runner.run(runner.PipelineRequest(question, "kb"), context))
+def run(
+    question: str,
+    store,
+    generate=None,
+    policy_config=config.DEFAULT,
+    conversation: Conversation | None = None,
+) -> runner.PipelineResult:
+    context = runner.PipelineContext(config=policy_config, store=store, generate=generate, now=NOW)
+    request = runner.PipelineRequest(question, "kb", conversation=conversation)
+    return asyncio.run(runner.run(request, context))
+
+
+class FakeModel:
+    """A GenerateFn: records every call, answers with the given replies in turn."""
+
+    def __init__(self, *replies: str | calls.Reply, structured: bool = True) -> None:
+        self.replies = [
+            r if isinstance(r, calls.Reply) else calls.Reply(r, "stop") for r in replies
+        ]
+        self.structured = structured
+        self.calls: list[calls.ChatCall] = []
+
+    async def __call__(self, call: calls.ChatCall) -> calls.Completion:
+        self.calls.append(call)
+        if call.schema is not None and not self.structured:
+            raise calls.StructuredOutputUnsupportedError("no response_format here")
+        reply = self.replies[min(len(self.calls), len(self.replies)) - 1]
+        form = "json_object" if call.schema is not None else None
+        return calls.Completion((reply,) * call.n, calls.Usage(100, 10), "fake-model", form)
+
+
+def with_citations(**values: object) -> config.PipelineConfig:
+    return config.parse_sections({"citations": values})
+
+
+QUESTION = "How many days do customers have to request a refund?"
 
 
 def test_grounded_answer_with_valid_citations_and_dropped_poison(store) -> None:
@@ -63,14 +98,97 @@ def test_refusal_never_touches_the_index(store) -> None:
     assert result.hits == () and not result.validation.checked
 
 
-def test_llm_reply_that_is_not_json_is_blocked(store) -> None:
-    async def chat(messages, n):
-        return ["Refunds are allowed within 30 days."] * n
+def test_structured_reply_cites_only_kept_chunks(store) -> None:
+    model = FakeModel('{"answer": "Within 30 days of purchase.", "citations": ["refunds#p0"]}')
+    result = run(QUESTION, store, model)
+    assert result.decision == "answer" and result.answer.citations == ("refunds#p0",)
+    enum = model.calls[0].schema["properties"]["citations"]["items"]["enum"]
+    assert enum == ["refunds#p0"]  # the poisoned chunk was dropped, so it cannot be cited
+    assert result.generation["citationMode"] == "structured"
+    assert result.generation["structuredForm"] == "json_object"
+    assert result.usage == calls.Usage(100, 10)
 
-    result = run("How many days do customers have to request a refund?", store, chat)
+
+def test_without_structured_output_the_model_cites_inline(store) -> None:
+    model = FakeModel("Customers have 30 days to ask for a refund [1].", structured=False)
+    result = run(QUESTION, store, model)
+    assert result.decision == "answer" and result.answer.citations == ("refunds#p0",)
+    assert result.answer.text == "Customers have 30 days to ask for a refund [refunds#p0]."
+    assert [c.schema is None for c in model.calls] == [False, True]
+    assert "[1]\nCustomers may request" in model.calls[1].messages[0]["content"]
+    assert result.generation["citationMode"] == "inline"
+
+
+def test_an_uncited_prose_answer_is_blocked_or_annotated_by_policy(store) -> None:
+    prose = "Refunds are allowed within 30 days."
+    blocked = run(QUESTION, store, FakeModel(prose, structured=False))
+    assert blocked.decision == "block"
+    assert blocked.answer.text.startswith("I can't provide a cited answer")
+    annotated = run(
+        QUESTION, store, FakeModel(prose, structured=False), with_citations(uncited="annotate")
+    )
+    assert annotated.decision == "answer" and annotated.answer.text == prose
+    assert annotated.validation.uncited and annotated.validation.describe()["uncited"]
+
+
+def test_a_claim_its_citation_does_not_hold_is_blocked_or_dropped(store) -> None:
+    reply = "Customers have 30 days [1]. After 20 days a fee applies [1]."
+    blocked = run(QUESTION, store, FakeModel(reply, structured=False))
+    assert blocked.decision == "block"
+    assert blocked.validation.unsupported[0]["missing"] == ["20"]
+    dropped = run(
+        QUESTION, store, FakeModel(reply, structured=False), with_citations(unsupported="drop")
+    )
+    assert dropped.decision == "answer"
+    assert dropped.answer.text == "Customers have 30 days [refunds#p0]."
+    assert dropped.validation.dropped == 1
+
+
+def test_mode_structured_insists_on_a_schema(store) -> None:
+    model = FakeModel("Within 30 days [1].", structured=False)
+    result = run(QUESTION, store, model, with_citations(mode="structured"))
+    assert result.decision == "block" and len(model.calls) == 1
+    assert "citations.mode is structured" in result.validation.errors[0]
+
+
+def test_a_reply_cut_at_the_token_limit_is_asked_again_with_more_room(store) -> None:
+    cut = calls.Reply('{"answer": "Customers have 30', "length")
+    model = FakeModel(cut, '{"answer": "Customers have 30 days.", "citations": ["refunds#p0"]}')
+    conversation = Conversation(params={"max_tokens": 8})
+    result = run(QUESTION, store, model, conversation=conversation)
+    assert result.decision == "answer" and result.generation["retriedForLength"]
+    assert [c.params["max_tokens"] for c in model.calls] == [8, 16]
+    assert result.usage == calls.Usage(200, 20)
+
+
+def test_a_reply_still_cut_says_so(store) -> None:
+    cut = calls.Reply('{"answer": "Customers have 30', "length")
+    result = run(QUESTION, store, FakeModel(cut, cut))
     assert result.decision == "block"
-    assert result.answer.text.startswith("I can't provide a cited answer")
-    assert "JSON" in result.validation.errors[0]
+    assert "cut at the token limit" in result.validation.errors[0]
+
+
+def test_the_conversation_reaches_the_model_and_a_follow_up_retrieves_with_it(store) -> None:
+    model = FakeModel('{"answer": "Within 30 days.", "citations": ["refunds#p0"]}')
+    conversation = Conversation.from_messages(
+        [
+            {"role": "system", "content": "Answer in one sentence."},
+            {"role": "user", "content": "Can customers get a refund?"},
+            {"role": "assistant", "content": "Yes, they can."},
+            {"role": "user", "content": "and how long do they have?"},
+        ],
+        {"model": "m1", "temperature": 0.5, "max_tokens": 50, "stream": True, "n": 1},
+    )
+    result = run("and how long do they have?", store, model, conversation=conversation)
+    messages = model.calls[0].messages
+    assert [m["role"] for m in messages] == ["system", "system", "user", "assistant", "user"]
+    assert "ONLY the numbered context" in messages[0]["content"]
+    assert messages[1]["content"] == "Answer in one sentence."
+    assert messages[-1]["content"] == "and how long do they have?"
+    assert model.calls[0].params == {"model": "m1", "temperature": 0.5, "max_tokens": 50}
+    assert result.follow_up_query == "Can customers get a refund? and how long do they have?"
+    assert result.plan.query == result.follow_up_query
+    assert result.answer.citations == ("refunds#p0",)
 
 
 def test_fallback_plans() -> None:

@@ -53,12 +53,16 @@ class FakeLLM(JsonPeer):
     piece_delay: float = 0.0  # seconds before each piece
     fail_after: int | None = None  # pieces sent before the stream fails
     failure: Literal["event", "drop"] = "event"
+    # Servers differ: llama.cpp answers OpenAI's json_schema response_format with a 500 and
+    # returns one choice whatever n asks for.
+    refused_formats: tuple[str, ...] = ()  # response_format types answered with HTTP 500
+    ignores_n: bool = False
 
     failure_body = b'{"error": {"message": "upstream exploded"}}'
 
     def completion(self, payload: dict[str, Any] | None = None) -> dict[str, Any]:
         payload = payload or {}
-        count = int(payload.get("n") or 1)
+        count = 1 if self.ignores_n else int(payload.get("n") or 1)
         choices = []
         for index in range(count):
             message = self.message or {"role": "assistant", "content": self.content}
@@ -80,6 +84,12 @@ class FakeLLM(JsonPeer):
             if path.endswith("/models"):
                 return 200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
             return 404, None
+        response_format = payload.get("response_format") if isinstance(payload, dict) else None
+        if (
+            isinstance(response_format, dict)
+            and response_format.get("type") in self.refused_formats
+        ):
+            return 500, {"error": {"message": "response_format not supported"}}
         return 200, self.completion(payload)
 
     def text(self, payload: dict[str, Any]) -> str:

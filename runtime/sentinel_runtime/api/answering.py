@@ -30,6 +30,7 @@ from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import config as pipeline_config
 from sentinel_runtime.pipeline import decision, report, runner
+from sentinel_runtime.pipeline.conversation import Conversation
 
 logger = logging.getLogger(__name__)
 HIGH_LEVEL = (
@@ -69,6 +70,8 @@ def context_for(
         config=pipeline_config.for_policy(engine.policy if engine else None),
         store=store,
         chat=services.chat,
+        generate=services.generate,
+        context_window=services.settings.LLM_CONTEXT_WINDOW,
     )
 
 
@@ -118,8 +121,8 @@ async def guard(
     )
     if tool_calls is not None:
         response["sentinel"]["toolCalls"] = tool_calls
-    if index_name is not None:
-        response["source_nodes"] = report.source_nodes(result)
+    # KAITO's field: the evidence with an index, null without one.
+    response["source_nodes"] = report.source_nodes(result) if index_name is not None else None
     return Answered(result, response, verdicts[0].outcome if verdicts else None)
 
 
@@ -213,11 +216,31 @@ async def run_pipeline(
     index_name: str | None,
     top_k: int | None = None,
     freshness_days: int = 90,
+    conversation: Conversation | None = None,
 ) -> runner.PipelineResult:
     """The whole pipeline (output scanners excepted) under ``engine``'s policy version."""
     context = context_for(services, engine, index_name)
-    request = runner.PipelineRequest(query, index_name, top_k=top_k, freshness_days=freshness_days)
+    request = runner.PipelineRequest(
+        query,
+        index_name,
+        top_k=top_k,
+        freshness_days=freshness_days,
+        conversation=conversation,
+    )
     return await runner.run(request, context)
+
+
+def pipeline_completion(
+    services: Services, result: runner.PipelineResult, model: str
+) -> dict[str, Any]:
+    """The ``chat.completion`` of a pipeline answer: the model the upstream named (else the
+    request's, else the default), its token usage, ``length`` when the reply was cut."""
+    named = result.generation.get("model") or model or services.generator.default_model
+    response = embedded.completion(result.answer.text, model=str(named))
+    response["usage"] = result.usage.describe()
+    if result.answer.details.get("cut"):
+        response["choices"][0]["finish_reason"] = "length"
+    return response
 
 
 async def answer_question(
@@ -229,6 +252,7 @@ async def answer_question(
     freshness_days: int = 90,
     model: str = "",
     endpoint: str,
+    conversation: Conversation | None = None,
 ) -> Answered:
     engine = active_engine(services)
     result = await run_pipeline(
@@ -238,10 +262,9 @@ async def answer_question(
         index_name=index_name,
         top_k=top_k,
         freshness_days=freshness_days,
+        conversation=conversation,
     )
-    response = embedded.completion(
-        result.answer.text, model=model or services.generator.default_model
-    )
+    response = pipeline_completion(services, result, model)
     return await guard(services, engine, result, response, index_name=index_name, endpoint=endpoint)
 
 

@@ -17,6 +17,7 @@ from sentinel_runtime.guardrails.state import GuardrailsState
 from sentinel_runtime.index import backends as index_backends
 from sentinel_runtime.index.embedders import build_embedder
 from sentinel_runtime.index.manager import IndexManager
+from sentinel_runtime.llm.calls import GenerateFn
 from sentinel_runtime.llm.embedded import DeltaStream, EmbeddedGenerator
 from sentinel_runtime.llm.upstream import UpstreamGenerator
 from sentinel_runtime.observability import events, metrics
@@ -50,9 +51,15 @@ class Services:
 
     @property
     def chat(self) -> runner.ChatFn | None:
-        """The upstream LLM for the pipeline; None: the built-in generators."""
+        """The upstream LLM for LLM introspection; None: the built-in judge."""
         generator = self.generator
         return generator.texts if isinstance(generator, UpstreamGenerator) else None
+
+    @property
+    def generate(self) -> GenerateFn | None:
+        """The upstream LLM for grounded answers; None: the built-in extractive generator."""
+        generator = self.generator
+        return generator.generate if isinstance(generator, UpstreamGenerator) else None
 
     async def aclose(self) -> None:
         if self.reloader is not None:

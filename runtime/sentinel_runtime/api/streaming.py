@@ -33,7 +33,7 @@ from starlette.types import Receive, Scope, Send
 from sentinel_runtime.api import answering
 from sentinel_runtime.api.protocol import ChatCompletionRequest
 from sentinel_runtime.api.services import Services
-from sentinel_runtime.guardrails.chat import ChoiceVerdict, report_action
+from sentinel_runtime.guardrails.chat import ChoiceVerdict, guard_chat_completion, report_action
 from sentinel_runtime.guardrails.engine import (
     FAILURE_DETAIL,
     GuardrailsEngine,
@@ -45,6 +45,7 @@ from sentinel_runtime.llm.upstream import UpstreamError
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import report, runner
+from sentinel_runtime.pipeline.conversation import Conversation
 
 logger = logging.getLogger(__name__)
 
@@ -122,11 +123,29 @@ async def open_chat_stream(
     model = str(body.get("model") or generator.default_model or "")
     pre: runner.Preflight | None = None
     result: runner.PipelineResult | None = None
+    prescanned: list[ChoiceVerdict] | None = None
     if request.index_name is not None:
+        # Citations need the whole answer: it is generated, validated and scanned whole, then
+        # sent in word-sized pieces (nothing unscanned is ever sent).
         result = await answering.run_pipeline(
-            services, engine, query=query, index_name=request.index_name
+            services,
+            engine,
+            query=query,
+            index_name=request.index_name,
+            conversation=Conversation.from_messages(body["messages"], body),
         )
-        source: DeltaStream = TextStream(result.answer.text)
+        completion = answering.pipeline_completion(services, result, model)
+        prescanned = []
+        if engine is not None:
+            prescanned = await run_in_threadpool(
+                guard_chat_completion, engine, completion, result.request_id
+            )
+        choice = completion["choices"][0]
+        source: DeltaStream = TextStream(
+            choice["message"]["content"], finish_reason=choice["finish_reason"]
+        )
+        source.usage = completion["usage"]
+        model = completion["model"]
         generator_name = result.answer.generator
         request_id = result.request_id
     else:
@@ -139,7 +158,9 @@ async def open_chat_stream(
             pre = None
         else:
             source = generator.stream(body)
-    guard = StreamGuard(engine, response_id=request_id) if engine is not None else None
+    guard = None
+    if engine is not None and prescanned is None:
+        guard = StreamGuard(engine, response_id=request_id)
     await source.start()  # an upstream that fails here gets its HTTP status
     stream = ChatStream(
         services,
@@ -153,6 +174,7 @@ async def open_chat_stream(
         result=result,
         pre=pre,
         generator_name=generator_name,
+        prescanned=prescanned,
     )
     return EventStreamResponse(stream)
 
@@ -174,6 +196,7 @@ class ChatStream:
         result: runner.PipelineResult | None,
         pre: runner.Preflight | None,
         generator_name: str,
+        prescanned: list[ChoiceVerdict] | None = None,
     ) -> None:
         self.services = services
         self.engine = engine
@@ -186,6 +209,7 @@ class ChatStream:
         self.result = result  # known before the stream (index_name, refusals)
         self.pre = pre  # otherwise: the generator's answer is passed through at the end
         self.generator_name = generator_name
+        self.prescanned = prescanned  # the verdicts of a text scanned whole before streaming
         self.received: list[str] = []
         self.received_chars = 0
         self.upstream_first_at: float | None = None
@@ -310,7 +334,7 @@ class ChatStream:
             assert self.pre is not None
             result = runner.passthrough(self.pre, "".join(self.received), self.generator_name)
             self.result = result
-        verdicts: list[ChoiceVerdict] = []
+        verdicts: list[ChoiceVerdict] = list(self.prescanned or [])
         if self.engine is not None and self.guard is not None and self.received_chars:
             outcome = self.guard.outcome()
             verdicts.append(ChoiceVerdict(0, outcome))

@@ -10,6 +10,7 @@ they happen before the first event or in the middle of the stream.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -17,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from sentinel_runtime.llm import calls, structured_output
 from sentinel_runtime.llm.embedded import DeltaStream, message_text
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
@@ -27,11 +29,14 @@ EXCERPT_CHARS = 200
 
 
 class UpstreamError(Exception):
-    def __init__(self, status_code: int, reason: str, detail: str) -> None:
+    def __init__(
+        self, status_code: int, reason: str, detail: str, *, upstream_status: int | None = None
+    ) -> None:
         super().__init__(detail)
         self.status_code = status_code
         self.reason = reason
         self.detail = detail
+        self.upstream_status = upstream_status  # the upstream's own HTTP status, if it answered
 
 
 class UpstreamGenerator:
@@ -39,6 +44,7 @@ class UpstreamGenerator:
         self.chat_url = chat_url
         self.models_url = chat_url.removesuffix("/chat/completions") + "/models"
         self.default_model = model
+        self._structured = structured_output.Preference()
         headers = {"Authorization": f"Bearer {access_secret}"} if access_secret else {}
         self._client = httpx.AsyncClient(
             headers=headers, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0))
@@ -47,11 +53,16 @@ class UpstreamGenerator:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _payload(self, body: dict[str, Any], *, stream: bool) -> dict[str, Any]:
+        """The body sent upstream: ``LLM_MODEL``, when set, pins the model."""
         payload = dict(body)
-        if not payload.get("model") and self.default_model:
+        if self.default_model:
             payload["model"] = self.default_model
-        payload["stream"] = False
+        payload["stream"] = stream
+        return payload
+
+    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        payload = self._payload(body, stream=False)
         data = await self._request("POST", self.chat_url, payload)
         if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
             raise self._fail(502, "bad_response", "LLM upstream returned no 'choices' list")
@@ -69,11 +80,46 @@ class UpstreamGenerator:
     def stream(self, body: dict[str, Any]) -> DeltaStream:
         """The content deltas of one streamed completion (choice 0); nothing is sent before
         :meth:`UpstreamStream.start`."""
-        payload = dict(body)
-        if not payload.get("model") and self.default_model:
-            payload["model"] = self.default_model
-        payload["stream"] = True
-        return UpstreamStream(self, payload)
+        return UpstreamStream(self, self._payload(body, stream=True))
+
+    async def generate(self, call: calls.ChatCall) -> calls.Completion:
+        """One generation for the pipeline: ``call.n`` answers (separate calls make up for an
+        upstream that returns fewer choices than asked), schema-constrained when ``call.schema``
+        is set (raises :class:`calls.StructuredOutputUnsupportedError` when no form is accepted)."""
+        body: dict[str, Any] = {"messages": call.messages, **call.params}
+        if call.schema is None:
+            return await self._generate_n(body, call.n)
+        for form in self._structured.forms():
+            response_format = structured_output.response_format(form, call.schema)
+            try:
+                completion = await self._generate_n(
+                    {**body, "response_format": response_format}, call.n
+                )
+            except UpstreamError as exc:
+                if not structured_output.refused_form(exc.upstream_status):
+                    raise
+                self._structured.refused(form)
+                continue
+            self._structured.accepted(form)
+            return dataclasses.replace(completion, structured=form)
+        raise calls.StructuredOutputUnsupportedError(
+            "the LLM upstream accepts no response_format with a JSON schema"
+        )
+
+    async def _generate_n(self, body: dict[str, Any], n: int) -> calls.Completion:
+        data = await self.complete({**body, "n": n} if n > 1 else body)
+        replies = [_reply(c) for c in data["choices"] if isinstance(c, dict)]
+        usage = calls.Usage.of(data.get("usage"))
+        model = str(data.get("model") or "")
+        if not replies:
+            raise self._fail(502, "bad_response", "LLM upstream returned no choices")
+        while len(replies) < n:  # the upstream ignores n (llama.cpp): one call per answer
+            more = await self.complete(body)
+            replies.extend(_reply(c) for c in more["choices"][:1] if isinstance(c, dict))
+            usage += calls.Usage.of(more.get("usage"))
+            if not more["choices"]:
+                break
+        return calls.Completion(tuple(replies[: max(n, 1)]), usage, model)
 
     async def texts(self, messages: list[dict[str, str]], n: int = 1) -> list[str]:
         """The assistant texts of one completion with ``n`` choices (servers may return fewer)."""
@@ -106,7 +152,10 @@ class UpstreamGenerator:
         if response.status_code >= 400:
             excerpt = response.text[:EXCERPT_CHARS]
             raise self._fail(
-                502, "http_status", f"LLM upstream answered HTTP {response.status_code}: {excerpt}"
+                502,
+                "http_status",
+                f"LLM upstream answered HTTP {response.status_code}: {excerpt}",
+                upstream_status=response.status_code,
             )
         try:
             return response.json()
@@ -114,7 +163,13 @@ class UpstreamGenerator:
             raise self._fail(502, "bad_response", "LLM upstream returned invalid JSON") from exc
 
     def _fail(
-        self, status: int, reason: str, detail: str, *, streaming: bool = False
+        self,
+        status: int,
+        reason: str,
+        detail: str,
+        *,
+        streaming: bool = False,
+        upstream_status: int | None = None,
     ) -> UpstreamError:
         metrics.UPSTREAM_ERRORS.labels(reason).inc()
         log_event(
@@ -125,7 +180,12 @@ class UpstreamGenerator:
             url=self.chat_url,
             **({"stream": True} if streaming else {}),
         )
-        return UpstreamError(status, reason, detail)
+        return UpstreamError(status, reason, detail, upstream_status=upstream_status)
+
+
+def _reply(choice: dict[str, Any]) -> calls.Reply:
+    reason = choice.get("finish_reason")
+    return calls.Reply(message_text(choice.get("message") or {}), str(reason) if reason else None)
 
 
 def _transport_error(exc: httpx.HTTPError) -> tuple[int, str, str]:
@@ -172,7 +232,10 @@ class UpstreamStream:
                 excerpt = ""
             await self.aclose()
             raise self._fail(
-                502, "http_status", f"LLM upstream answered HTTP {response.status_code}: {excerpt}"
+                502,
+                "http_status",
+                f"LLM upstream answered HTTP {response.status_code}: {excerpt}",
+                upstream_status=response.status_code,
             )
         kind = response.headers.get("content-type", "")
         if not kind.startswith("text/event-stream"):
@@ -276,9 +339,13 @@ class UpstreamStream:
         if response is not None:
             await response.aclose()
 
-    def _fail(self, status: int, reason: str, detail: str) -> UpstreamError:
+    def _fail(
+        self, status: int, reason: str, detail: str, *, upstream_status: int | None = None
+    ) -> UpstreamError:
         self.done = True
-        return self._generator._fail(status, reason, detail, streaming=True)
+        return self._generator._fail(
+            status, reason, detail, streaming=True, upstream_status=upstream_status
+        )
 
 
 class _EventParser:

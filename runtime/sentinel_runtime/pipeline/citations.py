@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -57,6 +58,17 @@ class CitationConfig(BaseModel):
     max_citations: int = Field(default=5, ge=1, le=50)
     require_keyword_overlap: bool = False  # true turns rule 5 from a warning into an error
     blocked_answer: str = Field(default=BLOCKED_ANSWER, min_length=1)
+    # How a model is asked to cite (pipeline.grounded): auto = schema-constrained JSON where
+    # the upstream supports it, else inline markers.
+    mode: Literal["auto", "structured", "inline"] = "auto"
+    # An answer that cites nothing (and does not say the context is insufficient): block it,
+    # or pass it with "uncited" in the trace and the evidence in source_nodes.
+    uncited: Literal["block", "annotate"] = "block"
+    # The support check (pipeline.support): are a claim's numbers, dates, names and negations
+    # in the chunks it cites? lexical, or off.
+    support: Literal["lexical", "off"] = "lexical"
+    # A claim that fails it: block the answer, or drop the sentence (block if none is left).
+    unsupported: Literal["block", "drop"] = "block"
 
 
 @dataclass(frozen=True)
@@ -65,14 +77,24 @@ class CitationValidation:
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     checked: bool = True  # False when the decision carries no claims to cite (a refusal)
+    uncited: bool = False  # the answer cites nothing and does not say it cannot answer
+    # Claims the support check found unsupported: {"sentence", "missing"} each.
+    unsupported: tuple[dict[str, object], ...] = ()
+    dropped: int = 0  # unsupported sentences removed from the answer (unsupported: drop)
 
     def describe(self) -> dict[str, object]:
-        return {
+        described: dict[str, object] = {
             "citation_valid": self.valid,
             "errors": list(self.errors),
             "warnings": list(self.warnings),
             "checked": self.checked,
         }
+        if self.uncited:
+            described["uncited"] = True
+        if self.unsupported:
+            described["unsupported"] = list(self.unsupported)
+            described["droppedSentences"] = self.dropped
+        return described
 
 
 @dataclass(frozen=True)
@@ -116,15 +138,20 @@ def validate_citations(
         found.errors.append(
             f"{len(citations)} citations; at most {config.max_citations} are allowed"
         )
-    if not citations and not says_insufficient(answer):
-        found.errors.append("The answer cites nothing but does not say the context is insufficient")
+    uncited = not citations and not says_insufficient(answer)
+    if uncited:
+        message = "The answer cites nothing but does not say the context is insufficient"
+        (found.errors if config.uncited == "block" else found.warnings).append(message)
     if citations and isinstance(chunks, Mapping):
         cited = set().union(*(keywords(chunks[c]) for c in citations if c in chunks))
         if cited and not (keywords(answer) & cited):
             message = "The cited chunks share no keywords with the answer"
             (found.errors if config.require_keyword_overlap else found.warnings).append(message)
     return CitationValidation(
-        valid=not found.errors, errors=tuple(found.errors), warnings=tuple(found.warnings)
+        valid=not found.errors,
+        errors=tuple(found.errors),
+        warnings=tuple(found.warnings),
+        uncited=uncited,
     )
 
 

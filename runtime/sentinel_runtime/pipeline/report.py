@@ -48,6 +48,7 @@ def gate(result: PipelineResult) -> dict[str, Any]:
         "notBefore": plan.not_before.isoformat() if plan.not_before else None,
         "expectedEvidence": plan.expected_evidence,
         "queryRewritten": plan.query != result.prompt.text and plan.action != "no_retrieve",
+        "followUp": result.follow_up_query is not None,
         "retrievalPerformed": result.retrieval_performed,
         "attempts": [
             {
@@ -110,6 +111,12 @@ def sentinel(result: PipelineResult, *, index_name: str | None) -> dict[str, Any
         "generator": result.answer.generator,
         "latencyMs": {k: _ms(v) for k, v in result.timings.items()},
     }
+    if result.follow_up_query is not None:
+        # The client's own words (the previous turn joined to the question): shown to the
+        # client, never written to the audit trail.
+        described["gate"]["followUpQuery"] = result.follow_up_query
+    if result.generation:
+        described["generation"] = result.generation
     if result.answer.alternatives:
         described["alternatives"] = list(result.answer.alternatives)
     if result.rewards:
@@ -163,6 +170,8 @@ def audit_record(
         },
         "latencyMs": {k: _ms(v) for k, v in result.timings.items()},
     }
+    if result.generation:
+        record["generation"] = result.generation
     if prompt is not None:
         record["prompt"] = prompt
     return record

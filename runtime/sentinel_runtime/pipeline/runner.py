@@ -19,23 +19,29 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from sentinel_runtime.index.types import Chunk, Hit, SearchFilter
+from sentinel_runtime.llm import calls
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import (
     canonical,
     citations,
+    conversation,
     decision,
     evidence,
     fallback,
     gate,
     generation,
+    grounded,
     introspection,
     introspection_llm,
+    model_answer,
     quality,
     refusal,
     selection,
+    support,
 )
 from sentinel_runtime.pipeline.config import PipelineConfig
+from sentinel_runtime.pipeline.grounded import Claim
 from sentinel_runtime.pipeline.types import (
     Answer,
     CanonicalPrompt,
@@ -47,7 +53,8 @@ from sentinel_runtime.pipeline.types import (
 
 logger = logging.getLogger(__name__)
 
-# messages, n -> n assistant texts (the upstream LLM, wired by the HTTP layer).
+# messages, n -> n assistant texts (the upstream LLM for introspection, wired by the HTTP
+# layer); the grounded answer is generated through a richer calls.GenerateFn.
 ChatFn = Callable[[list[dict[str, str]], int], Awaitable[list[str]]]
 
 
@@ -67,6 +74,8 @@ class PipelineRequest:
     top_k: int | None = None
     freshness_days: int = quality.DEFAULT_FRESHNESS_DAYS
     metadata_filter: Mapping[str, Any] | None = None  # equality on metadata, ANDed with the plan
+    # The chat around the question (system messages, history, parameters): None for /answer.
+    conversation: conversation.Conversation | None = None
 
 
 @dataclass
@@ -74,6 +83,8 @@ class PipelineContext:
     config: PipelineConfig
     store: Searchable | None = None  # None when the request names no index
     chat: ChatFn | None = None
+    generate: calls.GenerateFn | None = None  # the upstream model; None: built-in generators
+    context_window: int = 0  # the upstream's, in tokens (0: unknown, history is not trimmed)
     now: datetime | None = None
 
 
@@ -100,6 +111,9 @@ class PipelineResult:
     timings: dict[str, float] = field(default_factory=dict)
     rewards: tuple[selection.Reward, ...] = ()
     retrieval_performed: bool = False
+    follow_up_query: str | None = None  # the retrieval query a follow-up question became
+    usage: calls.Usage = field(default_factory=calls.Usage)  # the upstream's answer tokens
+    generation: dict[str, Any] = field(default_factory=dict)  # how the model was asked
 
     @property
     def decision(self) -> Decision:
@@ -137,6 +151,7 @@ class Preflight:
     plan: RetrievalPlan
     now: datetime
     timer: _Timer
+    follow_up_query: str | None = None
 
 
 async def preflight(request: PipelineRequest, context: PipelineContext) -> Preflight:
@@ -150,8 +165,16 @@ async def preflight(request: PipelineRequest, context: PipelineContext) -> Prefl
         plan = gate.plan_retrieval(prompt, state, config.gate, now)
         if request.top_k is not None and plan.action != "no_retrieve":
             plan = dataclasses.replace(plan, top_k=min(plan.top_k, request.top_k))
+        follow_up = None
+        if request.conversation is not None and plan.action != "no_retrieve":
+            # The question is judged as asked; only what retrieval looks up borrows context.
+            previous = conversation.leans_on(request.conversation, prompt.text)
+            if previous is not None:
+                follow_up = f"{previous.strip()} {plan.query}"
+                plan = dataclasses.replace(plan, query=follow_up)
     metrics.GATE_DECISIONS.labels(plan.action).inc()
-    return Preflight(f"req-{uuid.uuid4().hex[:16]}", prompt, state, plan, now, timer)
+    request_id = f"req-{uuid.uuid4().hex[:16]}"
+    return Preflight(request_id, prompt, state, plan, now, timer, follow_up)
 
 
 def passthrough(pre: Preflight, text: str, generator: str) -> PipelineResult:
@@ -219,8 +242,8 @@ async def complete(
 
     result_quality = quality.retrieval_quality(hits, now, request.freshness_days)
     chosen = decision.decide(state, plan, bundle)
-    rewards: tuple[selection.Reward, ...] = ()
     kept = bundle.kept if bundle is not None else ()
+    generated = model_answer.ModelAnswer(NO_ANSWER, ())
     if not generate:
         answer, validation = dataclasses.replace(NO_ANSWER, decision=chosen), citations.NOT_CHECKED
     else:
@@ -228,9 +251,14 @@ async def complete(
             if chosen == "refuse":
                 answer = refusal.refuse(state)
             else:
-                answer, rewards = await _generate(prompt.text, kept, chosen, bundle, context)
+                generated = await _generate(
+                    prompt.text, kept, chosen, bundle, request=request, context=context
+                )
+                answer = generated.answer
         with timer.stage("cite"):
-            answer, validation = _validate(answer, kept, store is not None, config)
+            answer, validation = _validate(
+                answer, generated.claims, kept, store is not None, config
+            )
         metrics.PIPELINE_DECISIONS.labels(answer.decision).inc()
     return PipelineResult(
         request_id=pre.request_id,
@@ -244,8 +272,11 @@ async def complete(
         attempts=tuple(attempts),
         quality=result_quality,
         timings=timer.timings,
-        rewards=rewards,
+        rewards=generated.rewards,
         retrieval_performed=bool(attempts),
+        follow_up_query=pre.follow_up_query,
+        usage=generated.usage,
+        generation=generated.trace,
     )
 
 
@@ -329,11 +360,13 @@ async def _generate(
     kept: Sequence[Hit],
     chosen: Decision,
     bundle: EvidenceBundle | None,
+    *,
+    request: PipelineRequest,
     context: PipelineContext,
-) -> tuple[Answer, tuple[selection.Reward, ...]]:
+) -> model_answer.ModelAnswer:
     config = context.config
     conflicts = bundle.conflicts if bundle is not None else ()
-    if context.chat is None:
+    if context.generate is None:
         answer = generation.extractive_answer(
             query,
             kept,
@@ -341,44 +374,45 @@ async def _generate(
             conflicts=conflicts,
             max_sentences=config.generation.max_sentences,
         )
-        return answer, ()
-    messages = generation.grounded_messages(query, kept, decision=chosen, conflicts=conflicts)
-    replies = await context.chat(messages, config.generation.best_of_n)
-    candidates = []
-    for reply in replies:
-        try:
-            candidates.append(generation.parse_llm_answer(reply, decision=chosen))
-        except generation.AnswerFormatError as exc:
-            candidates.append(
-                Answer(
-                    decision=chosen,
-                    text=reply,
-                    generator="llm",
-                    details={"format_error": str(exc)},
-                )
-            )
-    chunks = {h.chunk.chunk_id: h.chunk.text for h in kept}
-    if len(candidates) == 1:
-        return candidates[0], ()
-    best, rewards = selection.select_best(candidates, query, chunks, config.citations)
-    return best, tuple(rewards)
+        return model_answer.ModelAnswer(answer, ())
+    question = model_answer.Question(
+        query,
+        kept,
+        chosen,
+        conflicts,
+        request.conversation or conversation.Conversation(),
+    )
+    return await model_answer.answer(
+        question,
+        context.generate,
+        citations=config.citations,
+        best_of_n=config.generation.best_of_n,
+        context_window=context.context_window,
+    )
 
 
 def _validate(
-    answer: Answer, kept: Sequence[Hit], indexed: bool, config: PipelineConfig
+    answer: Answer,
+    claims: Sequence[Claim],
+    kept: Sequence[Hit],
+    indexed: bool,
+    config: PipelineConfig,
 ) -> tuple[Answer, citations.CitationValidation]:
-    """Seed 004's hard block: an answer whose citations fail is replaced by the fallback."""
+    """Seed 004's hard block: an answer whose citations fail is replaced by the fallback; so
+    is one whose claims the cited chunks do not hold (or those claims are dropped)."""
     if answer.decision == "refuse" or not indexed or not config.citations.enabled:
         metrics.CITATION_VALIDATIONS.labels("not_checked").inc()
         return answer, citations.NOT_CHECKED
+    chunks = {h.chunk.chunk_id: h.chunk.text for h in kept}
     format_error = answer.details.get("format_error")
     if format_error:
         validation = citations.CitationValidation(valid=False, errors=(str(format_error),))
     else:
-        chunks = {h.chunk.chunk_id: h.chunk.text for h in kept}
         validation = citations.validate_citations(
             answer.text, answer.citations, chunks, config.citations
         )
+    if validation.valid and claims and config.citations.support == "lexical":
+        answer, validation = _check_support(answer, claims, chunks, validation, config)
     if validation.valid:
         metrics.CITATION_VALIDATIONS.labels("valid").inc()
         return answer, validation
@@ -390,3 +424,33 @@ def _validate(
         details={"blocked_citations": list(answer.citations)},
     )
     return blocked, validation
+
+
+def _check_support(
+    answer: Answer,
+    claims: Sequence[Claim],
+    chunks: Mapping[str, str],
+    validation: citations.CitationValidation,
+    config: PipelineConfig,
+) -> tuple[Answer, citations.CitationValidation]:
+    if citations.says_insufficient(answer.text):
+        return answer, validation
+    unsupported = support.check(claims, chunks, answer.citations)
+    if not unsupported:
+        return answer, validation
+    described = tuple(u.describe() for u in unsupported)
+    message = f"{len(unsupported)} sentence(s) state facts their cited chunks do not hold"
+    kept_claims = [c for c in claims if all(c.text != u.sentence for u in unsupported)]
+    if config.citations.unsupported == "drop" and kept_claims:
+        text = grounded.without_claims(answer.text, [u.sentence for u in unsupported])
+        cited = tuple(c for c in answer.citations if any(c in k.cited for k in kept_claims))
+        answer = dataclasses.replace(answer, text=text, citations=cited or answer.citations)
+        return answer, dataclasses.replace(
+            validation,
+            warnings=(*validation.warnings, message + " (dropped)"),
+            unsupported=described,
+            dropped=len(unsupported),
+        )
+    return answer, dataclasses.replace(
+        validation, valid=False, errors=(*validation.errors, message), unsupported=described
+    )

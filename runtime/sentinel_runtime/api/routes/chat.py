@@ -27,19 +27,26 @@ from sentinel_runtime.llm.upstream import UpstreamError
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import runner
+from sentinel_runtime.pipeline.conversation import Conversation
 
 logger = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["chat"])
 
 
-def _check_context_window(services: Services, body: dict[str, Any]) -> None:
+def _check_context_window(services: Services, body: dict[str, Any], *, rag: bool) -> None:
+    """400 when the messages cannot fit the upstream's window. A RAG turn's history is trimmed
+    to fit instead (oldest first): there only its system messages and question must fit."""
     window = services.settings.LLM_CONTEXT_WINDOW
     if not window:
         return
+    messages = body["messages"]
+    if rag:
+        last_user = max(i for i, m in enumerate(messages) if m.get("role") == "user")
+        messages = [
+            m for i, m in enumerate(messages) if i == last_user or m.get("role") == "system"
+        ]
     encoding = offline_encoding("cl100k_base")
-    tokens = sum(
-        len(encoding.encode(message_text(m), disallowed_special=())) for m in body["messages"]
-    )
+    tokens = sum(len(encoding.encode(message_text(m), disallowed_special=())) for m in messages)
     if tokens > window:
         raise HTTPException(
             400, f"messages are about {tokens} tokens; the context window is {window}"
@@ -70,6 +77,7 @@ async def _answer(
             index_name=request.index_name,
             model=request.model or "",
             endpoint="chat",
+            conversation=Conversation.from_messages(body["messages"], body),
         )
         return answered.response
     # No index: the introspection and the gate still judge the request; a refused one never
@@ -109,7 +117,8 @@ async def chat_completions(
         query = _last_user_text(body)
         session = answering.governance_session(services, request.sentinel_session)
         answering.add_fact_summary(services, session, body)
-        _check_context_window(services, body)  # the summary counts: it goes upstream too
+        # The summary counts: it goes upstream too.
+        _check_context_window(services, body, rag=request.index_name is not None)
         if request.stream:
             stream = await streaming.open_chat_stream(
                 services, request, body, query, started=started
