@@ -13,7 +13,7 @@ from support.fake_llm import FakeLLM
 from support.runtime import RuntimeProcess, start_runtime
 
 # Operator fixtures (need the cluster fixture of tests/cluster/conftest.py).
-pytest_plugins = ["support.operator_fixtures"]
+pytest_plugins = ["support.operator_fixtures", "support.model_server"]
 
 LOCAL_EMBEDDINGS = all(
     importlib.util.find_spec(name) is not None
