@@ -1,5 +1,5 @@
 """``stream: true`` with ``index_name``: the pipeline answers whole (citations need the whole
-text), then the answer streams through the output guard in word-sized pieces. The official
+text), the output scanners scan it whole, then it streams in word-sized pieces. The official
 openai client against real ``sentinel serve`` processes over the demo corpus."""
 
 from __future__ import annotations
@@ -14,10 +14,6 @@ import httpx
 import openai
 import pytest
 
-from sentinel_runtime.guardrails.engine import build_engine
-from sentinel_runtime.guardrails.policy import parse_policy
-from sentinel_runtime.guardrails.state import default_policy_path
-from sentinel_runtime.guardrails.streaming import StreamGuard
 from support.fake_llm import FakeLLM
 from support.runtime import RuntimeProcess, guarded_runtime, start_runtime
 from support.runtime import openai_client as client_for
@@ -37,6 +33,10 @@ scanners:
     patterns: ['\\bAKIA[0-9A-Z]{{16}}\\b']
   - type: sensitive
     action: redact
+# These answers repeat one sentence around a secret or a banned phrase: what the scanners do
+# is under test, not whether the cited chunk holds every word (the support check).
+citations:
+  support: "off"
 """
 SENTENCE = "Customers may request a full refund within 30 days of purchase. "
 
@@ -107,8 +107,9 @@ def test_a_streamed_rag_answer_equals_the_non_streaming_one(demo: RuntimeProcess
     assert sentinel["decision"] == "answer" and sentinel["indexName"] == "demo"
     assert sentinel["citations"]["ids"] == ["refund-policy-2026#p0"]
     assert sentinel["citations"]["validation"]["citation_valid"] is True
-    default = build_engine(parse_policy(Path(default_policy_path()).read_bytes()), "default")
-    assert sentinel["stream"]["windowChars"] == StreamGuard(default).window
+    # Scanned whole before the first piece: no window is held back while it streams.
+    assert sentinel["stream"]["windowChars"] == 0 and content_chunks(chunks) > 1
+    assert sentinel["guardrails"]["enabled"] is True
     nodes = last.model_extra["source_nodes"]
     assert "refund-policy-2026#p0" in {n["node_id"] for n in nodes}
     assert all("source_nodes" not in (c.model_extra or {}) for c in chunks[:-1])
@@ -136,9 +137,7 @@ def test_an_llm_answer_is_validated_whole_then_streamed_redacted(llm_server) -> 
 
     assert content(chunks) == whole
     assert AWS_KEY not in content(chunks) and "[REDACTED]" in content(chunks)
-    # Through the window, not as one block: the first text leaves once the window is full;
-    # the rest, all there at once, goes in steps as large as the guard's pacing allows.
-    assert content_chunks(chunks) >= 2
+    assert content_chunks(chunks) >= 2  # in pieces, not as one block
     assert fake.requests[-1]["json"]["stream"] is False  # generated whole, for its citations
     assert len(fake.requests) == generations + 1
     sentinel = chunks[-1].model_extra["sentinel"]
@@ -150,18 +149,17 @@ def test_an_llm_answer_is_validated_whole_then_streamed_redacted(llm_server) -> 
     assert records[0]["indexName"] == "demo" and records[0]["stream"]["end"] == "complete"
 
 
-def test_a_block_in_a_long_rag_answer_keeps_the_text_sent_before_it(llm_server) -> None:
+def test_a_block_in_a_long_rag_answer_streams_only_the_block_message(llm_server) -> None:
     runtime, fake = llm_server
     answers(fake, SENTENCE * 20 + "This part is For Internal Use Only. " + SENTENCE * 5)
     client = client_for(runtime)
 
     chunks = streamed(client, BENIGN)
 
-    text = content(chunks)
-    released = text.removesuffix("\n\n" + BLOCK_MESSAGE)
-    assert released != text and released and (SENTENCE * 20).startswith(released)
+    # Scanned whole before streaming: nothing of the blocked answer leaves, as when not
+    # streamed.
+    assert content(chunks) == BLOCK_MESSAGE
     assert chunks[-1].choices[0].finish_reason == "content_filter"
-    # Not streamed, the whole answer is the block message: the documented difference.
     assert ask(client, BENIGN, stream=False).choices[0].message.content == BLOCK_MESSAGE
 
 
