@@ -33,7 +33,8 @@ class Settings(BaseSettings):
     )
     LLM_ACCESS_SECRET: str = Field(default="", description="Bearer token for the upstream LLM.")
     LLM_MODEL: str = Field(
-        default="", description="Model name sent upstream when a request has none."
+        default="",
+        description="Pins the model sent upstream; empty: the request's model is passed on.",
     )
     LLM_CONTEXT_WINDOW: int = Field(
         default=0, ge=0, description="Upstream context window in tokens; 0 disables the check."
