@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: serve test lint bench manifests cluster cluster-down clean
 
-$(STAMP): pyproject.toml scripts/bootstrap.sh
+$(STAMP): pyproject.toml scripts/bootstrap.sh scripts/real-model.sh
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/bootstrap.sh
 	touch $(STAMP)
 

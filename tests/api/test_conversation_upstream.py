@@ -82,7 +82,8 @@ def cite_chunk_with(needle: str, answer: str) -> Callable[[dict[str, Any], int],
 
     def respond(payload: dict[str, Any], index: int) -> str:
         system = payload["messages"][0]["content"]
-        ids = [i for i in chunk_ids(payload) if needle in system.split(f"[{i}]\n", 1)[1]]
+        parts = re.split(r"^\[([^\]\n]+#p\d+)\]\n", system, flags=re.MULTILINE)
+        ids = [i for i, text in zip(parts[1::2], parts[2::2], strict=True) if needle in text]
         return json.dumps({"answer": answer, "citations": ids[:1]})
 
     return respond

@@ -132,7 +132,7 @@ def test_an_uncited_prose_answer_is_blocked_or_annotated_by_policy(store) -> Non
 
 
 def test_a_claim_its_citation_does_not_hold_is_blocked_or_dropped(store) -> None:
-    reply = "Customers have 30 days [1]. After 20 days a fee applies [1]."
+    reply = "Customers have 30 days [1]. Customers may request a refund within 20 days [1]."
     blocked = run(QUESTION, store, FakeModel(reply, structured=False))
     assert blocked.decision == "block"
     assert blocked.validation.unsupported[0]["missing"] == ["20"]

@@ -35,6 +35,10 @@ def test_supported_claims_pass(claim: str) -> None:
         ("The refund desk is run by John Smith.", ("john", "smith")),
         ("Refunds were introduced in May 2023.", ("2023", "may")),
         ("The setup fee is $1,500.", ("1500",)),
+        (
+            "Refunds are a cloud-based software kit for web applications.",
+            ("words:applications,based,cloud,kit,software,web",),
+        ),
     ],
 )
 def test_unsupported_facts_are_named(claim: str, missing: tuple[str, ...]) -> None:

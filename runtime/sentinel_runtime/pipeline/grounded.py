@@ -57,9 +57,18 @@ def answer_schema(chunk_ids: Sequence[str], max_citations: int) -> dict[str, obj
         citation["enum"] = list(chunk_ids)
     return {
         "type": "object",
+        # Citations first: a model that generates in this order picks its evidence before it
+        # writes, and writes with that evidence just behind it.
         "properties": {
             "answer": {"type": "string"},
-            "citations": {"type": "array", "items": citation, "maxItems": max_citations},
+            # At least one: a model allowed to cite nothing often does (an answer that says
+            # the context is insufficient cites what it looked at).
+            "citations": {
+                "type": "array",
+                "items": citation,
+                "minItems": 1,
+                "maxItems": max_citations,
+            },
         },
         "required": ["answer", "citations"],
         "additionalProperties": False,
@@ -88,9 +97,9 @@ def system_message(
     if mode == "structured":
         context = "\n\n".join(f"[{h.chunk.chunk_id}]\n{h.chunk.text}" for h in hits)
         contract = (
-            'Reply with a single JSON object: {"answer": "<text>", "citations": ["<chunk id>", '
-            f"...]}} citing the ids (in square brackets below) of the chunks that support the "
-            f"answer, at most {max_citations}."
+            'Reply with a JSON object with two keys: "answer", the answer in one sentence, in '
+            'the words of the chunks; and "citations", the ids (in square brackets below) of the '
+            f"chunks the answer comes from, at most {max_citations}."
         )
     else:
         context = "\n\n".join(f"[{n}]\n{h.chunk.text}" for n, h in enumerate(hits, start=1))
@@ -157,7 +166,8 @@ def _json_answer(text: str) -> tuple[str, list[str]] | None:
     if start < 0 or end < start:
         return None
     try:
-        data = json.loads(body[start : end + 1])
+        # strict=False: small models write raw line breaks inside JSON strings.
+        data = json.loads(body[start : end + 1], strict=False)
     except json.JSONDecodeError:
         return None
     if not isinstance(data, Mapping) or "answer" not in data:

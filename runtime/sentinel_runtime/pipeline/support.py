@@ -9,6 +9,9 @@ cites (a sentence without its own marker is checked against everything the answe
   as digits, so "thirty days" matches "30 days");
 - years and month names of dates;
 - names: capitalised words that are not a sentence's first word;
+- its words: at least half of its topic words (crudely stemmed) must be in what it cites,
+  so a fluent sentence about something else ("a cloud-based development kit" for an
+  internal deployment tool) does not pass for want of a number;
 - negation: a sentence that negates ("not", "no", "never", "cannot", German "nicht", "kein")
   while the chunk sentence it restates does not, or the other way round.
 
@@ -52,6 +55,11 @@ _NOT_NAMES = frozenset(
 )
 # A chunk sentence restates a claim when it shares this share of the claim's topic words.
 RESTATES = 0.5
+# A claim must share this much of its topic words (crudely stemmed) with what it cites: a
+# sentence made of other words says something else, even without a number or a name.
+MIN_COVERAGE = 0.5
+_SUFFIXES = ("ments", "ment", "ings", "ing", "ions", "ion", "ers", "er", "ed", "es", "ly", "s")
+STEM_MIN = 4
 
 
 @dataclass(frozen=True)
@@ -92,8 +100,19 @@ def _negated(text: str) -> bool:
     return _NEGATION.search(text) is not None
 
 
-def check_claim(claim: str, evidence: Sequence[str]) -> tuple[str, ...]:
-    """The facts of ``claim`` that ``evidence`` (the cited chunks' texts) does not hold."""
+def _stem(word: str) -> str:
+    """A crude stem, enough to match "deploying" with "deploys" and "deployment"."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= STEM_MIN:
+            return word[: -len(suffix)]
+    return word
+
+
+def check_claim(
+    claim: str, evidence: Sequence[str], *, min_coverage: float = MIN_COVERAGE
+) -> tuple[str, ...]:
+    """The facts of ``claim`` that ``evidence`` (the cited chunks' texts) does not hold, and
+    ``words:...`` when fewer than ``min_coverage`` of its topic words are there."""
     joined = "\n".join(evidence)
     lowered = joined.lower()
     missing = sorted(_numbers(claim) - _numbers(joined))
@@ -101,6 +120,10 @@ def check_claim(claim: str, evidence: Sequence[str]) -> tuple[str, ...]:
     missing += sorted(m for m in _months(claim) if m not in words)
     missing += sorted(n for n in _names(claim) if n not in words and n not in lowered)
     wanted = keywords(claim)
+    found = {_stem(w) for w in keywords(joined)}
+    absent = sorted(w for w in wanted if _stem(w) not in found)
+    if wanted and len(absent) > (1 - min_coverage) * len(wanted):
+        missing.append("words:" + ",".join(absent[:8]))
     if wanted:
         restating = [
             s
@@ -113,7 +136,11 @@ def check_claim(claim: str, evidence: Sequence[str]) -> tuple[str, ...]:
 
 
 def check(
-    claims: Sequence[Claim], chunks: Mapping[str, str], cited: Sequence[str]
+    claims: Sequence[Claim],
+    chunks: Mapping[str, str],
+    cited: Sequence[str],
+    *,
+    min_coverage: float = MIN_COVERAGE,
 ) -> list[Unsupported]:
     """Every claim whose facts are not in what it cites (its own markers, else everything
     the answer cites); claims citing unknown chunks are the citation rules' business."""
@@ -124,7 +151,7 @@ def check(
         evidence = own or everything
         if not evidence:
             continue
-        missing = check_claim(claim.text, evidence)
+        missing = check_claim(claim.text, evidence, min_coverage=min_coverage)
         if missing:
             found.append(Unsupported(claim.text, missing))
     return found
