@@ -266,3 +266,25 @@ def test_a_streamed_rag_answer_arrives_in_pieces_with_usage(start, fake_llm) -> 
     assert len(pieces) > 3 and "".join(pieces) == answer
     assert events[-1]["usage"] == {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
     assert events[-2]["sentinel"]["decision"] == "answer"
+
+
+def _latency_count(client: TestClient, status: str) -> float:
+    text = client.get("/metrics").text
+    pattern = rf'^rag_chat_latency_seconds_count{{status="{status}"}} (\S+)$'
+    found = re.search(pattern, text, re.MULTILINE)
+    return float(found.group(1)) if found else 0.0
+
+
+def test_kaitos_chat_latency_histogram_counts_answers_and_streams(start, fake_llm) -> None:
+    client = start()
+    fake_llm.responder = cite_chunk_with("Annual plans", "Within 30 days of purchase.")
+    before = _latency_count(client, "success")
+    chat(client, [{"role": "user", "content": QUESTION}])
+    with client.stream(
+        "POST",
+        "/v1/chat/completions",
+        json={"model": "m", "messages": [{"role": "user", "content": QUESTION}], "stream": True},
+    ) as response:
+        assert response.status_code == 200
+        list(response.iter_lines())
+    assert _latency_count(client, "success") == before + 2

@@ -374,6 +374,7 @@ class ChatStream:
         elapsed = time.perf_counter() - self.started
         metrics.CHAT_REQUESTS.labels(status).inc()
         metrics.CHAT_DURATION.observe(elapsed)
+        metrics.CHAT_LATENCY.labels(status).observe(elapsed)
         log_event(
             logger,
             events.CHAT_COMPLETED,

@@ -137,6 +137,7 @@ async def chat_completions(
             metrics.CHAT_REQUESTS.labels(status).inc()
             elapsed = time.perf_counter() - started
             metrics.CHAT_DURATION.observe(elapsed)
+            metrics.CHAT_LATENCY.labels(status).observe(elapsed)
             log_event(
                 logger, events.CHAT_COMPLETED, status=status, duration_ms=round(elapsed * 1000, 2)
             )
