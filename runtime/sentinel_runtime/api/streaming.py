@@ -338,7 +338,8 @@ class ChatStream:
         if self.engine is not None and self.guard is not None and self.received_chars:
             outcome = self.guard.outcome()
             verdicts.append(ChoiceVerdict(0, outcome))
-            report_action(self.engine, outcome, result.request_id)
+            failed = end == "guardrails_error"
+            report_action(self.engine, outcome, result.request_id, failed=failed)
         stream = self.describe()
         sentinel = answering.conclude(
             self.services,

@@ -11,7 +11,6 @@ calls: a model whose words were withheld must not act through a tool in the same
 from __future__ import annotations
 
 import logging
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,7 +66,7 @@ def guard_chat_completion(
         try:
             outcome = engine.scan(text, response_id=response_id)
         except OutputGuardrailsError:
-            report_action(engine, ScanOutcome(text, None), response_id)  # counts fail_closed
+            report_action(engine, ScanOutcome(text, None), response_id, failed=True)
             raise
         verdicts.append(ChoiceVerdict(choice.get("index", position), outcome))
         report_action(engine, outcome, response_id)
@@ -80,16 +79,16 @@ def guard_chat_completion(
     return verdicts
 
 
-def report_action(engine: GuardrailsEngine, outcome: ScanOutcome, response_id: str) -> None:
+def report_action(
+    engine: GuardrailsEngine, outcome: ScanOutcome, response_id: str, *, failed: bool = False
+) -> None:
     """Count and log one scanned message's final action (once per message, streamed or not).
 
     KAITO's ``ragengine_guardrails_response_actions_total`` counts every scanned message:
-    ``allow`` when nothing fired, ``redact``, ``block``, or ``fail_closed`` when this is called
-    while a fail-closed scanner's :class:`OutputGuardrailsError` is being handled (the
-    non-streaming guard above and the stream's end both report from their ``except``).
+    ``allow`` when nothing fired, ``redact``, ``block``, or ``fail_closed`` (``failed``: a
+    fail-closed scanner raised :class:`OutputGuardrailsError` and the message was withheld).
     ``output_guardrails_actions_total`` and the log event stay seed 003's: redact and block.
     """
-    failed = isinstance(sys.exc_info()[1], OutputGuardrailsError)
     final = "fail_closed" if failed else (outcome.action or "allow")
     metrics.GUARDRAILS_RESPONSE_ACTIONS.labels(final).inc()
     for hit in outcome.hits:
