@@ -140,6 +140,10 @@ def test_tool_call_only_message_is_not_scanned(guarded) -> None:
     ("setup", "status", "fragment"),
     [
         pytest.param({"status": 500}, 502, "HTTP 500", id="upstream-500"),
+        pytest.param({"status": 401}, 502, "HTTP 401", id="upstream-401-is-ours"),
+        # The upstream judged the client's request: its status is relayed, as KAITO does.
+        pytest.param({"status": 400}, 400, "HTTP 400", id="upstream-400-relayed"),
+        pytest.param({"status": 429}, 429, "HTTP 429", id="upstream-429-relayed"),
         pytest.param({"raw_body": b"not json"}, 502, "invalid JSON", id="upstream-not-json"),
         pytest.param({"raw_body": b'{"no": "choices"}'}, 502, "choices", id="no-choices"),
         pytest.param(
@@ -151,7 +155,7 @@ def test_tool_call_only_message_is_not_scanned(guarded) -> None:
         pytest.param({"delay": 3.0}, 504, "timed out", id="upstream-timeout"),
     ],
 )
-def test_upstream_failures_map_to_clear_gateway_errors(guarded, setup, status, fragment) -> None:
+def test_upstream_failures_map_to_clear_statuses(guarded, setup, status, fragment) -> None:
     runtime, fake = guarded
     for key, value in setup.items():
         setattr(fake, key, value)

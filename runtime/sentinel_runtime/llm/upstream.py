@@ -1,7 +1,8 @@
 """Client of an OpenAI-compatible upstream (vLLM, KAITO workspaces, OpenAI itself).
 
 Every failure becomes :class:`UpstreamError` with the HTTP status the runtime should
-answer (502 for an unusable upstream, 504 for a slow one) and a reason for the metric.
+answer (the upstream's own for a rejected request, :data:`RELAYED_STATUSES`; 502 for an
+unusable upstream, 504 for a slow one) and a reason for the metric.
 Upstream bodies are never echoed into our errors beyond a short, bounded excerpt.
 :meth:`UpstreamGenerator.stream` asks for ``stream: true`` and reads the server-sent events
 (:class:`UpstreamStream`); its failures are the same errors with the same reasons, whether
@@ -26,6 +27,14 @@ from sentinel_runtime.observability.logs import log_event
 logger = logging.getLogger(__name__)
 
 EXCERPT_CHARS = 200
+# Upstream answers that judge the client's request (a parameter the model server rejects, a
+# rate limit) keep their status, as KAITO relays them; anything else (401/403: Sentinel's own
+# credentials, 5xx) is the upstream failing Sentinel: 502.
+RELAYED_STATUSES = frozenset({400, 404, 409, 413, 422, 429})
+
+
+def relayed_status(upstream_status: int) -> int:
+    return upstream_status if upstream_status in RELAYED_STATUSES else 502
 
 
 class UpstreamError(Exception):
@@ -152,7 +161,7 @@ class UpstreamGenerator:
         if response.status_code >= 400:
             excerpt = response.text[:EXCERPT_CHARS]
             raise self._fail(
-                502,
+                relayed_status(response.status_code),
                 "http_status",
                 f"LLM upstream answered HTTP {response.status_code}: {excerpt}",
                 upstream_status=response.status_code,
@@ -232,7 +241,7 @@ class UpstreamStream:
                 excerpt = ""
             await self.aclose()
             raise self._fail(
-                502,
+                relayed_status(response.status_code),
                 "http_status",
                 f"LLM upstream answered HTTP {response.status_code}: {excerpt}",
                 upstream_status=response.status_code,
