@@ -144,6 +144,35 @@ def test_a_claim_its_citation_does_not_hold_is_blocked_or_dropped(store) -> None
     assert dropped.validation.dropped == 1
 
 
+def test_support_llm_asks_the_model_about_what_the_lexical_check_cannot_see(store) -> None:
+    # Same words, reversed relation: no number, name or negation differs.
+    reply = (
+        "Customers may request a full refund within 30 days [1]. A refund requests customers [1]."
+    )
+    asked: list[str] = []
+
+    async def judge(messages, n):
+        asked.append(messages[0]["content"])
+        return ["No." if "A refund requests customers" in messages[0]["content"] else "Yes"]
+
+    context = runner.PipelineContext(
+        config=with_citations(support="llm", unsupported="drop"),
+        store=store,
+        generate=FakeModel(reply, structured=False),
+        chat=judge,
+        now=NOW,
+    )
+    result = asyncio.run(runner.run(runner.PipelineRequest(QUESTION, "kb"), context))
+    assert len(asked) == 2 and "Claim: Customers may request" in asked[0]
+    assert result.decision == "answer"
+    assert result.answer.text == "Customers may request a full refund within 30 days [refunds#p0]."
+    assert result.validation.unsupported == (
+        {"sentence": "A refund requests customers.", "missing": ["entailment"]},
+    )
+    lexical_only = run(QUESTION, store, FakeModel(reply, structured=False))
+    assert lexical_only.decision == "answer"  # what the lexical check cannot see
+
+
 def test_mode_structured_insists_on_a_schema(store) -> None:
     model = FakeModel("Within 30 days [1].", structured=False)
     result = run(QUESTION, store, model, with_citations(mode="structured"))

@@ -65,8 +65,9 @@ class CitationConfig(BaseModel):
     # or pass it with "uncited" in the trace and the evidence in source_nodes.
     uncited: Literal["block", "annotate"] = "block"
     # The support check (pipeline.support): are a claim's numbers, dates, names and negations
-    # in the chunks it cites? lexical, or off.
-    support: Literal["lexical", "off"] = "lexical"
+    # in the chunks it cites? lexical; llm: lexical, then the upstream model judges each
+    # claim against its chunks (a call per claim); or off.
+    support: Literal["lexical", "llm", "off"] = "lexical"
     # A claim that fails it: block the answer, or drop the sentence (block if none is left).
     unsupported: Literal["block", "drop"] = "block"
 

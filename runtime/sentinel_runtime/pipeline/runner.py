@@ -256,8 +256,10 @@ async def complete(
                 )
                 answer = generated.answer
         with timer.stage("cite"):
+            claims = generated.claims
+            judged = await _judged_by_model(answer, claims, kept, context)
             answer, validation = _validate(
-                answer, generated.claims, kept, store is not None, config
+                answer, claims, kept, store is not None, config, judged=judged
             )
         metrics.PIPELINE_DECISIONS.labels(answer.decision).inc()
     return PipelineResult(
@@ -391,12 +393,31 @@ async def _generate(
     )
 
 
+async def _judged_by_model(
+    answer: Answer, claims: Sequence[Claim], kept: Sequence[Hit], context: PipelineContext
+) -> list[support.Unsupported]:
+    """With ``citations.support: llm``, the claims the upstream model finds unsupported."""
+    chat = context.chat
+    if context.config.citations.support != "llm" or chat is None or not claims:
+        return []
+    if answer.decision == "refuse" or citations.says_insufficient(answer.text):
+        return []
+
+    async def ask(messages: list[dict[str, str]]) -> str:
+        return (await chat(messages, 1))[0]
+
+    chunks = {h.chunk.chunk_id: h.chunk.text for h in kept}
+    return await support.judged_by_model(claims, chunks, answer.citations, ask)
+
+
 def _validate(
     answer: Answer,
     claims: Sequence[Claim],
     kept: Sequence[Hit],
     indexed: bool,
     config: PipelineConfig,
+    *,
+    judged: Sequence[support.Unsupported] = (),
 ) -> tuple[Answer, citations.CitationValidation]:
     """Seed 004's hard block: an answer whose citations fail is replaced by the fallback; so
     is one whose claims the cited chunks do not hold (or those claims are dropped)."""
@@ -411,8 +432,10 @@ def _validate(
         validation = citations.validate_citations(
             answer.text, answer.citations, chunks, config.citations
         )
-    if validation.valid and claims and config.citations.support == "lexical":
-        answer, validation = _check_support(answer, claims, chunks, validation, config)
+    if validation.valid and claims and config.citations.support != "off":
+        answer, validation = _check_support(
+            answer, claims, chunks, validation, config, judged=judged
+        )
     if validation.valid:
         metrics.CITATION_VALIDATIONS.labels("valid").inc()
         return answer, validation
@@ -432,10 +455,14 @@ def _check_support(
     chunks: Mapping[str, str],
     validation: citations.CitationValidation,
     config: PipelineConfig,
+    *,
+    judged: Sequence[support.Unsupported] = (),
 ) -> tuple[Answer, citations.CitationValidation]:
     if citations.says_insufficient(answer.text):
         return answer, validation
     unsupported = support.check(claims, chunks, answer.citations)
+    lexical = {u.sentence for u in unsupported}
+    unsupported += [u for u in judged if u.sentence not in lexical]
     if not unsupported:
         return answer, validation
     described = tuple(u.describe() for u in unsupported)

@@ -17,12 +17,15 @@ cites (a sentence without its own marker is checked against everything the answe
 
 What it cannot see (a paraphrase that reverses meaning without a negation word, a wrong
 relation between right facts) needs an entailment model; the check is a floor, not a proof.
+``citations.support: llm`` adds one: the upstream model is asked, claim by claim, whether
+what the claim cites supports it (:func:`judged_by_model`); a "no" is unsupported, an answer
+that is neither yes nor no leaves the lexical verdict alone.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sentinel_runtime.pipeline.citations import keywords
@@ -154,4 +157,30 @@ def check(
         missing = check_claim(claim.text, evidence, min_coverage=min_coverage)
         if missing:
             found.append(Unsupported(claim.text, missing))
+    return found
+
+
+ENTAILMENT_PROMPT = (
+    "Passage:\n{evidence}\n\nClaim: {claim}\n\n"
+    "Does the passage state everything the claim says? Answer with one word: yes or no."
+)
+_VERDICT = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+
+AskFn = Callable[[list[dict[str, str]]], Awaitable[str]]
+
+
+async def judged_by_model(
+    claims: Sequence[Claim], chunks: Mapping[str, str], cited: Sequence[str], ask: AskFn
+) -> list[Unsupported]:
+    """The claims a model says their evidence does not support (one short call per claim)."""
+    everything = [chunks[c] for c in cited if c in chunks]
+    found: list[Unsupported] = []
+    for claim in claims:
+        evidence = [chunks[c] for c in claim.cited if c in chunks] or everything
+        if not evidence or not keywords(claim.text):
+            continue
+        prompt = ENTAILMENT_PROMPT.format(evidence="\n\n".join(evidence), claim=claim.text)
+        verdict = _VERDICT.match(await ask([{"role": "user", "content": prompt}]))
+        if verdict is not None and verdict.group(1).lower() == "no":
+            found.append(Unsupported(claim.text, ("entailment",)))
     return found
