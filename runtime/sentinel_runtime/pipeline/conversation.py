@@ -21,6 +21,7 @@ import tiktoken
 
 from sentinel_runtime.guardrails.scanners.token_limit import offline_encoding
 from sentinel_runtime.llm.calls import SAMPLING_PARAMETERS
+from sentinel_runtime.llm.embedded import message_text
 from sentinel_runtime.pipeline.citations import keywords
 
 # A question with at most this many topic words, or opening like a continuation, leans on
@@ -61,7 +62,7 @@ class Conversation:
         for position, message in enumerate(messages):
             if position == last_user:
                 continue
-            role, text = message.get("role"), _text(message)
+            role, text = message.get("role"), message_text(dict(message))
             if not text.strip():
                 continue
             if role in ("system", "developer"):
@@ -79,19 +80,6 @@ class Prepared:
     messages: tuple[dict[str, str], ...]
     turns: int  # history turns the client sent
     trimmed: int  # of those, dropped to fit the context window (oldest first)
-
-
-def _text(message: Mapping[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            p.get("text", "")
-            for p in content
-            if isinstance(p, dict) and isinstance(p.get("text"), str)
-        )
-    return ""
 
 
 @cache
