@@ -1,22 +1,22 @@
-"""Streamed chat completions: OpenAI server-sent events whose text is scanned before it leaves.
+"""Streamed chat completions as events: OpenAI ``chat.completion.chunk`` payloads whose text
+is scanned before it leaves; ``api.streaming`` frames them as server-sent events.
 
-:func:`open_chat_stream` does everything that can fail with an HTTP status before the first
-byte: the policy version (read once: a reload mid-stream never changes this stream's policy),
-the pipeline's stages before generation (with ``index_name``, the whole pipeline: citations
-need the whole answer, so it is generated and validated whole, then streamed in word-sized
-pieces), and the generator's connection. Then :class:`ChatStream` sends ``data:`` events in
-OpenAI's ``chat.completion.chunk`` shape: the role, the content the :class:`StreamGuard`
-releases, a last chunk with ``finish_reason`` and the ``sentinel`` object, ``[DONE]``.
+:func:`open_chat_stream` does everything that can fail with an error before the first event:
+the policy version (read once: a reload mid-stream never changes this stream's policy), the
+pipeline's stages before generation (with ``index_name``, the whole pipeline: citations need
+the whole answer, so it is generated, validated and scanned whole, then sent in word-sized
+pieces), and the generator's connection. Then :class:`ChatStream` yields the role, the
+content the :class:`StreamGuard` releases, a last chunk with ``finish_reason`` and the
+``sentinel`` object, and :data:`DONE`.
 
 A failure mid-stream (the upstream, a fail-closed scanner) ends the stream with an ``error``
-event and ``[DONE]``; text the guard still holds is dropped, never sent unscanned. When the
+event and :data:`DONE`; text the guard still holds is dropped, never sent unscanned. When the
 client goes away the upstream request is closed. Metrics, the audit record and the decision
 log are written once per stream, when it ends, however it ends.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
@@ -25,14 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from fastapi import HTTPException
-from starlette.concurrency import run_in_threadpool
-from starlette.responses import StreamingResponse
-from starlette.types import Receive, Scope, Send
 
-from sentinel_runtime.api import answering
-from sentinel_runtime.api.protocol import ChatCompletionRequest
-from sentinel_runtime.api.services import Services
+from sentinel_runtime.answer import turn as answering
+from sentinel_runtime.answer.errors import InvalidRequestError
+from sentinel_runtime.answer.services import Services
 from sentinel_runtime.guardrails.chat import ChoiceVerdict, guard_chat_completion, report_action
 from sentinel_runtime.guardrails.engine import (
     FAILURE_DETAIL,
@@ -49,16 +45,11 @@ from sentinel_runtime.pipeline.conversation import Conversation
 
 logger = logging.getLogger(__name__)
 
-DONE = b"data: [DONE]\n\n"
-HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+DONE = "[DONE]"  # the last event of every stream
+Event = dict[str, Any] | str
 FINISH_ON_STOP = {"block": "content_filter", "truncate": "length"}
 # How a stream ended -> rag_chat_requests_total{status}.
 STATUS_OF_END = {"complete": "success", "client_disconnected": "cancelled"}
-
-
-def sse(payload: dict[str, Any]) -> bytes:
-    """One server-sent event carrying ``payload`` as JSON."""
-    return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
 
 
 @dataclass(frozen=True)
@@ -94,10 +85,13 @@ class Chunks:
 
 def _check_streamable(body: dict[str, Any]) -> None:
     if body.get("n") not in (None, 1):
-        raise HTTPException(400, "stream=true supports n=1 only; send stream=false for n > 1")
+        raise InvalidRequestError(
+            "stream=true supports n=1 only; send stream=false for n > 1", param="n"
+        )
     if body.get("tools") or body.get("functions"):
-        raise HTTPException(
-            400, "stream=true with tools is not supported; send stream=false for tool calls"
+        raise InvalidRequestError(
+            "stream=true with tools is not supported; send stream=false for tool calls",
+            param="tools",
         )
 
 
@@ -108,15 +102,15 @@ def _include_usage(body: dict[str, Any]) -> bool:
 
 async def open_chat_stream(
     services: Services,
-    request: ChatCompletionRequest,
     body: dict[str, Any],
     query: str,
     *,
+    index_name: str | None,
     started: float,
-) -> StreamingResponse:
-    """Prepare one streamed answer; raises ``HTTPException`` / ``UpstreamError`` before any
-    byte is sent. ``body`` is the request as the generator gets it; ``started`` is when the
-    request arrived (``time.perf_counter()``)."""
+) -> ChatStream:
+    """Prepare one streamed answer; raises this layer's errors (``answer.errors``) or
+    ``UpstreamError`` before any event. ``body`` is the request as the generator gets it;
+    ``started`` is when the request arrived (``time.perf_counter()``)."""
     _check_streamable(body)
     engine = answering.active_engine(services)
     generator = services.generator
@@ -124,20 +118,20 @@ async def open_chat_stream(
     pre: runner.Preflight | None = None
     result: runner.PipelineResult | None = None
     prescanned: list[ChoiceVerdict] | None = None
-    if request.index_name is not None:
+    if index_name is not None:
         # Citations need the whole answer: it is generated, validated and scanned whole, then
         # sent in word-sized pieces (nothing unscanned is ever sent).
         result = await answering.run_pipeline(
             services,
             engine,
             query=query,
-            index_name=request.index_name,
+            index_name=index_name,
             conversation=Conversation.from_messages(body["messages"], body),
         )
         completion = answering.pipeline_completion(services, result, model)
         prescanned = []
         if engine is not None:
-            prescanned = await run_in_threadpool(
+            prescanned = await anyio.to_thread.run_sync(
                 guard_chat_completion, engine, completion, result.request_id
             )
         choice = completion["choices"][0]
@@ -169,14 +163,14 @@ async def open_chat_stream(
         source,
         Chunks(f"chatcmpl-{uuid.uuid4().hex}", int(time.time()), model),
         started=started,
-        index_name=request.index_name,
+        index_name=index_name,
         include_usage=_include_usage(body),
         result=result,
         pre=pre,
         generator_name=generator_name,
         prescanned=prescanned,
     )
-    return EventStreamResponse(stream)
+    return stream
 
 
 class ChatStream:
@@ -224,11 +218,11 @@ class ChatStream:
         self._events = self._generate()
         self._accounted = False
 
-    def events(self) -> AsyncIterator[bytes]:
+    def events(self) -> AsyncIterator[Event]:
         return self._events
 
-    async def _generate(self) -> AsyncGenerator[bytes, None]:
-        yield sse(self.chunks.chunk({"role": "assistant", "content": ""}))
+    async def _generate(self) -> AsyncGenerator[Event, None]:
+        yield self.chunks.chunk({"role": "assistant", "content": ""})
         try:
             async for delta in self.source:
                 self.arrived_at = time.perf_counter()
@@ -251,25 +245,25 @@ class ChatStream:
             extra: dict[str, Any] = {"sentinel": self._conclude("complete")}
             if self.index_name is not None and self.result is not None:
                 extra["source_nodes"] = report.source_nodes(self.result)
-            last = [sse(self.chunks.chunk({}, self._finish_reason(), **extra))]
+            last: list[Event] = [self.chunks.chunk({}, self._finish_reason(), **extra)]
             if self.include_usage:
                 usage = self.source.usage or {
                     "prompt_tokens": 0,
                     "completion_tokens": 0,
                     "total_tokens": 0,
                 }
-                last.append(sse(self.chunks.usage(usage)))
+                last.append(self.chunks.usage(usage))
         except UpstreamError as exc:
             self._conclude("upstream_error")
             error = {"message": exc.detail, "type": "upstream_error", "code": exc.reason}
-            last = [sse({"error": error})]
+            last = [{"error": error}]
         except OutputGuardrailsError:
             self._conclude("guardrails_error")
-            last = [sse({"error": {"message": FAILURE_DETAIL, "type": "guardrails_error"}})]
+            last = [{"error": {"message": FAILURE_DETAIL, "type": "guardrails_error"}}]
         except Exception:
             logger.exception("streamed chat completion failed")
             self._conclude("internal_error")
-            last = [sse({"error": {"message": "internal server error", "type": "server_error"}})]
+            last = [{"error": {"message": "internal server error", "type": "server_error"}}]
         # Counted before the client can see the end, so whoever reads [DONE] sees the metrics.
         await self._close_source()  # after an error, the upstream's connection goes too
         self._account()
@@ -279,7 +273,7 @@ class ChatStream:
 
     async def _finish(self, guard: StreamGuard) -> Release:
         if guard.holds_whole_text:  # the whole answer is scanned now: off the event loop
-            return await run_in_threadpool(guard.finish)
+            return await anyio.to_thread.run_sync(guard.finish)
         return guard.finish()
 
     def _feed(self, delta: str) -> Release:
@@ -287,7 +281,7 @@ class ChatStream:
             return Release(delta)
         return self.guard.feed(delta)
 
-    def _content(self, text: str) -> bytes:
+    def _content(self, text: str) -> dict[str, Any]:
         if self.first_token_at is None:
             self.first_token_at = time.perf_counter()
             self.first_token_after_chars = self.received_chars
@@ -295,7 +289,7 @@ class ChatStream:
                 self.first_token_guard = self.first_token_at - self.arrived_at
             metrics.CHAT_TIME_TO_FIRST_TOKEN.observe(self.first_token_at - self.started)
         self.content_chunks += 1
-        return sse(self.chunks.chunk({"content": text}))
+        return self.chunks.chunk({"content": text})
 
     def _finish_reason(self) -> str:
         if self.stop is not None:
@@ -392,19 +386,3 @@ class ChatStream:
             await self._events.aclose()
             await self._close_source()
         self._account()
-
-
-class EventStreamResponse(StreamingResponse):
-    """``text/event-stream`` of a :class:`ChatStream`, closed and accounted for however the
-    response ends (sent, failed, or the client gone before or while it streamed)."""
-
-    def __init__(self, stream: ChatStream) -> None:
-        super().__init__(stream.events(), media_type="text/event-stream", headers=HEADERS)
-        self.stream = stream
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            await super().__call__(scope, receive, send)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await self.stream.close()

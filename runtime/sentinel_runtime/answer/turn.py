@@ -1,12 +1,12 @@
 """Answer one question through the whole pipeline, then the output scanners, then the audit.
 
 The one place that joins the pipeline (plain data) with the services built in the lifespan:
-the active policy version, the named index, the upstream LLM and the audit log. The chat
-route and ``POST /answer`` both call :func:`answer_question`; chat without an index calls
-:func:`preflight` and, unless the request is refused, lets the generator answer, then
-:func:`check_tool_calls` judges the tool calls it proposes before anything reaches the client.
-Streamed answers (``api.streaming``) use the same steps and call :func:`conclude` when the
-stream ends.
+the active policy version, the named index, the upstream LLM and the audit log. Chat with an
+index (``chat``) and ``POST /answer`` (``retrieval``) call :func:`answer_question`; chat
+without an index calls :func:`preflight` and, unless the request is refused, lets the
+generator answer, then ``tool_calls.check_tool_calls`` judges the tool calls it proposes
+before anything reaches the client. Streamed answers (``stream``) use the same steps and call
+:func:`conclude` when the stream ends.
 """
 
 from __future__ import annotations
@@ -16,17 +16,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import HTTPException
-from starlette.concurrency import run_in_threadpool
+import anyio
 
-from sentinel_runtime.api.services import Services
-from sentinel_runtime.governance.guard import Verdict
-from sentinel_runtime.governance.service import GovernanceError
+from sentinel_runtime.answer import policy
+from sentinel_runtime.answer import tool_calls as tool_calls_mod
+from sentinel_runtime.answer.services import Services
 from sentinel_runtime.guardrails.chat import ChoiceVerdict, guard_chat_completion
 from sentinel_runtime.guardrails.engine import GuardrailsEngine, ScanOutcome
-from sentinel_runtime.index import manager as index_manager
 from sentinel_runtime.llm import embedded
-from sentinel_runtime.observability import events, metrics
+from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import config as pipeline_config
 from sentinel_runtime.pipeline import decision, report, runner
@@ -40,17 +38,9 @@ HIGH_LEVEL = (
 
 
 def active_engine(services: Services) -> GuardrailsEngine | None:
-    """The policy version for the whole request; 503 rather than an unscanned answer."""
-    state = services.guardrails
-    engine = state.engine
-    if state.enabled and engine is None:
-        problem = state.error.message if state.error else "no policy loaded"
-        raise HTTPException(
-            503,
-            f"Output guardrails are enabled but no policy is active ({problem}); "
-            "refusing to return unscanned output.",
-        )
-    return engine
+    """The request's guardrails engine, read once (``policy.active``: 503 rather than an
+    unscanned answer when guardrails are on and no policy is active)."""
+    return policy.active(services).engine
 
 
 def generator_name(services: Services) -> str:
@@ -60,12 +50,8 @@ def generator_name(services: Services) -> str:
 def context_for(
     services: Services, engine: GuardrailsEngine | None, index_name: str | None
 ) -> runner.PipelineContext:
-    store = None
-    if index_name is not None:
-        try:
-            store = services.indexes.get(index_name)
-        except index_manager.IndexNotFound as exc:
-            raise HTTPException(404, f"index {index_name!r} does not exist") from exc
+    # An unknown index raises index.manager.IndexNotFound (404 at the HTTP layer).
+    store = services.indexes.get(index_name) if index_name is not None else None
     return runner.PipelineContext(
         config=pipeline_config.for_policy(engine.policy if engine else None),
         store=store,
@@ -100,7 +86,7 @@ async def guard(
     ``tool_calls`` (:func:`check_tool_calls`) joins both as ``toolCalls``."""
     verdicts: list[ChoiceVerdict] = []
     if engine is not None:
-        verdicts = await run_in_threadpool(
+        verdicts = await anyio.to_thread.run_sync(
             guard_chat_completion, engine, response, result.request_id
         )
     if result.decision == "block":  # citations failed; scanner blocks are set per choice
@@ -109,7 +95,7 @@ async def guard(
     audit_extra = None
     if tool_calls is not None:
         # The audit keeps the verdicts, not the arguments (the reasons name what mattered).
-        audit_extra = {"toolCalls": [_without_arguments(c) for c in tool_calls]}
+        audit_extra = {"toolCalls": [tool_calls_mod.without_arguments(c) for c in tool_calls]}
     response["sentinel"] = conclude(
         services,
         engine,
@@ -286,139 +272,3 @@ async def refusal(
 ) -> runner.PipelineResult:
     """The pipeline's answer to a request :func:`preflight` refused (no generator called)."""
     return await runner.complete(pre, runner.PipelineRequest(query), context)
-
-
-# -- governed tool calls (seed 002) --------------------------------------------------------
-
-SUMMARY_HEADING = (
-    "Sentinel governance session {session}: what is established. Use only these values as "
-    "tool arguments; ask the user for what is askable."
-)
-
-
-def governance_session(services: Services, session_id: str | None) -> str | None:
-    """The request's governance session, checked before the upstream is asked (404 when
-    unknown); None: the tool calls are checked in a fresh session kept nowhere."""
-    if session_id is not None:
-        services.governance.require_session(session_id)
-    return session_id
-
-
-def add_fact_summary(services: Services, session_id: str | None, body: dict[str, Any]) -> None:
-    """With a session and an active rulebase, the session's summary goes upstream as a first
-    system message of ``body`` (in place), so the model proposes calls with known values."""
-    governance = services.governance
-    if session_id is None or governance.rulebase is None:
-        return
-    text = SUMMARY_HEADING.format(session=session_id) + "\n" + governance.summary(session_id)
-    body["messages"] = [{"role": "system", "content": text}, *body["messages"]]
-
-
-async def check_tool_calls(
-    services: Services, session_id: str | None, response: dict[str, Any], request_id: str
-) -> list[dict[str, Any]] | None:
-    """Judge every tool call of ``response`` (an upstream chat.completion) by its guard, in
-    place: an allowed call stays as it is; a blocked one leaves ``message.tool_calls`` and the
-    message's content says why (a choice left with no call ends with ``finish_reason: stop``).
-    Returns one description per call for ``sentinel.toolCalls``; None when there was none."""
-    described: list[dict[str, Any]] = []
-    for position, choice in enumerate(response.get("choices") or []):
-        message = choice.get("message") if isinstance(choice, dict) else None
-        calls = message.get("tool_calls") if isinstance(message, dict) else None
-        if not isinstance(message, dict) or not isinstance(calls, list) or not calls:
-            continue
-        verdicts = await _tool_verdicts(services, session_id, calls)
-        kept, refused = [], []
-        for call, verdict in zip(calls, verdicts, strict=True):
-            entry = _describe_call(call, verdict, choice.get("index", position))
-            described.append(entry)
-            verdict_label = "allowed" if verdict.allowed else "blocked"
-            metrics.GOVERNANCE_TOOL_CALLS.labels("chat", verdict_label).inc()
-            if verdict.allowed:
-                kept.append(call)
-                continue
-            refused.append(entry)
-            log_event(
-                logger,
-                events.GOVERNANCE_TOOL_CALL_BLOCKED,
-                logging.WARNING,
-                path="chat",
-                request_id=request_id,
-                session_id=session_id,
-                call_id=entry["id"],
-                tool=entry["name"],
-            )
-        if not refused:
-            continue
-        _explain(message, refused)
-        if kept:
-            message["tool_calls"] = kept
-        else:
-            del message["tool_calls"]
-            choice["finish_reason"] = "stop"
-    return described or None
-
-
-async def _tool_verdicts(
-    services: Services, session_id: str | None, calls: list[Any]
-) -> list[Verdict]:
-    governance = services.governance
-    if governance.rulebase is not None:
-        try:
-            return await governance.check_tool_calls(
-                session_id, [c if isinstance(c, dict) else {} for c in calls]
-            )
-        except GovernanceError as exc:
-            if exc.kind != "unavailable":  # a reload removed the rulebase meanwhile: below
-                raise
-    names = [_call_name(c) for c in calls]
-    if governance.error is not None:  # fail closed: a rulebase was meant to govern these
-        reason = (
-            "no rulebase is active: the policy's tools section is invalid "
-            f"({governance.error.message})"
-        )
-        return [Verdict(False, name, {}, reason) for name in names]
-    ungoverned = "ungoverned: the policy has no tools section"
-    return [Verdict(True, name, {}, ungoverned) for name in names]
-
-
-def _call_name(call: Any) -> str:
-    function = call.get("function") if isinstance(call, dict) else None
-    return str(function.get("name", "")) if isinstance(function, dict) else ""
-
-
-def _describe_call(call: Any, verdict: Verdict, choice: int) -> dict[str, Any]:
-    described = verdict.describe()
-    entry: dict[str, Any] = {
-        "id": call.get("id") if isinstance(call, dict) else None,
-        "choice": choice,
-        "name": verdict.tool or _call_name(call),
-        "arguments": described["arguments"],
-        "allowed": verdict.allowed,
-        "reason": verdict.reason,
-        "blockers": described.get("blockers", []),
-    }
-    for key in ("failedPrecondition", "strictViolations"):
-        if key in described:
-            entry[key] = described[key]
-    return entry
-
-
-def _without_arguments(entry: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in entry.items() if k != "arguments"}
-
-
-def _explain(message: dict[str, Any], refused: list[dict[str, Any]]) -> None:
-    """Append why each refused call was not made to the message's content (string or parts),
-    so the client, and the model on the next turn, read it."""
-    lines = [f"The call {e['name']} was not made: {e['reason']}" for e in refused]
-    questions = [b["question"] for e in refused for b in e["blockers"] if b.get("question")]
-    lines.extend(f"Ask the user: {q}" for q in dict.fromkeys(questions))
-    text = "\n".join(lines)
-    content = message.get("content")
-    if isinstance(content, list):
-        message["content"] = [*content, {"type": "text", "text": "\n\n" + text}]
-    elif isinstance(content, str) and content.strip():
-        message["content"] = content + "\n\n" + text
-    else:
-        message["content"] = text

@@ -11,9 +11,10 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from sentinel_runtime import __version__
+from sentinel_runtime.answer.services import build_services
+from sentinel_runtime.api import errors
 from sentinel_runtime.api.request_metrics import RequestMetrics
 from sentinel_runtime.api.routes import audit, chat, governance, guardrails, health, indexes, rag
-from sentinel_runtime.api.services import build_services
 from sentinel_runtime.governance.service import GovernanceError
 from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
@@ -57,6 +58,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(audit.router)
     app.include_router(governance.router)
     app.add_exception_handler(GovernanceError, governance.governance_error)
+    errors.install(app)
 
     @app.middleware("http")
     async def guard_requests(
@@ -81,7 +83,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
         logger.exception("unhandled error on %s", request.url.path)
-        return JSONResponse({"detail": "internal server error"}, status_code=500)
+        return errors.error_response(500, "internal server error")
 
     return app
 
@@ -91,4 +93,4 @@ def _reject(request: Request, status: int, detail: str, *, bearer: bool = False)
         logger, events.REQUEST_REJECTED, logging.WARNING, path=request.url.path, status=status
     )
     headers = {"WWW-Authenticate": "Bearer"} if bearer else None
-    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+    return JSONResponse(errors.error_body(status, detail), status_code=status, headers=headers)

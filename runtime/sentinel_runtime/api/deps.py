@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from sentinel_runtime.api.services import Services
+from sentinel_runtime.answer.services import Services
 
 
 def _services(request: Request) -> Services:

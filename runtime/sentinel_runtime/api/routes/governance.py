@@ -16,6 +16,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from sentinel_runtime.api.deps import ServicesDep
+from sentinel_runtime.api.errors import error_body
 from sentinel_runtime.api.protocol import (
     SESSION_ID_CHARS,
     AnswerFactRequest,
@@ -48,10 +49,11 @@ async def governance_error(request: Request, exc: Exception) -> JSONResponse:
     """The app's one error shape for a refused governance request; ``kind`` names the
     refusal, ``column`` points into a goal that does not parse."""
     assert isinstance(exc, GovernanceError)
-    body: dict[str, Any] = {"detail": str(exc), "kind": exc.kind}
+    status = STATUS.get(exc.kind, 400)
+    body: dict[str, Any] = {**error_body(status, str(exc), code=exc.kind), "kind": exc.kind}
     if exc.column is not None:
         body["column"] = exc.column
-    return JSONResponse(body, status_code=STATUS.get(exc.kind, 400))
+    return JSONResponse(body, status_code=status)
 
 
 @router.get("/rulebase")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
 
@@ -27,17 +27,15 @@ from prometheus_client import Counter, Histogram
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from sentinel_runtime.api import answering
+from sentinel_runtime.answer import retrieval
 from sentinel_runtime.api import index_protocol as protocol
 from sentinel_runtime.api.deps import ServicesDep
-from sentinel_runtime.guardrails.scanners.token_limit import offline_encoding
+from sentinel_runtime.api.errors import describe_validation, error_body
 from sentinel_runtime.index import manager as index_manager
 from sentinel_runtime.index import persistence
 from sentinel_runtime.index.base import VectorDBError
 from sentinel_runtime.index.embedders import EmbeddingError
-from sentinel_runtime.index.types import Hit
 from sentinel_runtime.observability import metrics
-from sentinel_runtime.pipeline import report, runner
 
 # KAITO's per-endpoint metrics, by (method, route template).
 ENDPOINT_METRICS: dict[tuple[str, str], tuple[Counter, Histogram]] = {
@@ -60,46 +58,6 @@ ENDPOINT_METRICS: dict[tuple[str, str], tuple[Counter, Histogram]] = {
     ("POST", "/load/{name}"): (metrics.LOAD_REQUESTS, metrics.LOAD_LATENCY),
     ("POST", "/retrieve"): (metrics.INDEXES_RETRIEVE_REQUESTS, metrics.INDEXES_RETRIEVE_LATENCY),
 }
-
-# KAITO's ContextSelectionProcessor: the prompt LlamaIndex adds around the nodes, and the
-# context window KAITO assumes when LLM_CONTEXT_WINDOW is not set.
-PROMPT_OVERHEAD_TOKENS = 150
-KAITO_DEFAULT_CONTEXT_WINDOW = 64_000
-
-_ERROR_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_found_error"}
-_PARAM_SOURCES = {"body", "query", "path", "header", "cookie"}
-
-
-def error_body(
-    status: int, message: str, *, param: str | None = None, code: str | None = None
-) -> dict[str, Any]:
-    """KAITO's string ``detail`` and OpenAI's ``error`` object, in one body."""
-    if status in (502, 504):
-        kind = "upstream_error"
-    elif status >= 500:
-        kind = "server_error"
-    else:
-        kind = _ERROR_TYPES.get(status, "invalid_request_error")
-    error = {"message": message, "type": kind, "param": param, "code": code}
-    return {"detail": message, "error": error}
-
-
-def describe_validation(errors: Sequence[Any]) -> tuple[str, str | None, str | None]:
-    """One sentence for pydantic's error list, the first field at fault and its error type:
-    ``max_node_count: Input should be less than or equal to 300``."""
-    sentences: list[str] = []
-    fields: list[str] = []
-    for error in errors:
-        loc = [str(part) for part in error.get("loc", ())]
-        if len(loc) > 1 and loc[0] in _PARAM_SOURCES:
-            loc = loc[1:]
-        field = ".".join(loc)
-        message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
-        sentences.append(message if not field or field in message else f"{field}: {message}")
-        fields.append(field)
-    first = errors[0] if errors else {}
-    code = first.get("type") if isinstance(first, dict) else None
-    return "; ".join(sentences) or "invalid request", (fields[0] if fields else None), code
 
 
 class KaitoRoute(APIRoute):
@@ -276,31 +234,6 @@ async def load_index(
     return protocol.MessageResponse(message=f"Successfully loaded index {name} from {file}.")
 
 
-def within_budget(
-    query: str, hits: Sequence[Hit], ratio: float, context_window: int
-) -> tuple[Hit, ...]:
-    """KAITO's context selection (``ContextSelectionProcessor``): the nodes may fill
-    ``ratio`` of the context window left after the query and the 150 tokens of prompt
-    around them; in relevance order, a node larger than what is left is skipped and a
-    smaller one after it may still fit. Tokens are cl100k_base's."""
-    encoding = offline_encoding("cl100k_base")
-
-    def tokens(text: str) -> int:
-        return len(encoding.encode(text, disallowed_special=()))
-
-    budget = int((context_window - tokens(query) - PROMPT_OVERHEAD_TOKENS) * ratio)
-    if budget <= 0:
-        return ()
-    chosen: list[Hit] = []
-    for hit in hits:
-        size = tokens(hit.chunk.text)
-        if size > budget:
-            continue
-        budget -= size
-        chosen.append(hit)
-    return tuple(chosen)
-
-
 @router.post("/retrieve")
 async def retrieve(
     request: protocol.RetrieveRequest, services: ServicesDep
@@ -309,26 +242,17 @@ async def retrieve(
     the gate refuses retrieves nothing, and dropped chunks are reported, never returned.
     At most ``max_node_count`` nodes (and never more than the policy's ``gate.topK``);
     with ``context_token_ratio``, only those that fit KAITO's token budget."""
-    engine = answering.active_engine(services)
     with _http_errors():
         services.indexes.get(request.index_name)  # KAITO's 404 for an unknown index
-        context = answering.context_for(services, engine, request.index_name)
-    pipeline_request = runner.PipelineRequest(
-        request.query,
-        request.index_name,
-        request.node_count(),
+    retrieved = await retrieval.retrieve(
+        services,
+        index_name=request.index_name,
+        query=request.query,
+        node_count=request.node_count(),
         metadata_filter=request.metadata_filter,
+        context_token_ratio=request.context_token_ratio,
     )
-    result = await runner.retrieve(pipeline_request, context)
-    kept: Sequence[Hit] = result.bundle.kept if result.bundle is not None else ()
-    if request.context_token_ratio is not None:
-        window = services.settings.LLM_CONTEXT_WINDOW or KAITO_DEFAULT_CONTEXT_WINDOW
-        kept = await run_in_threadpool(
-            within_budget, request.query, kept, request.context_token_ratio, window
-        )
-    results = [protocol.RetrievedChunk.of(hit) for hit in kept]
-    described = report.sentinel(result, index_name=request.index_name)
-    sentinel = {k: described[k] for k in ("requestId", "introspection", "gate", "evidence")}
+    results = [protocol.RetrievedChunk.of(hit) for hit in retrieved.hits]
     return protocol.RetrieveResponse(
-        query=request.query, results=results, count=len(results), sentinel=sentinel
+        query=request.query, results=results, count=len(results), sentinel=retrieved.sentinel
     )

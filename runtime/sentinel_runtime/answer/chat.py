@@ -1,0 +1,156 @@
+"""One chat turn (``/v1/chat/completions``): generate, then guard the answer.
+
+With ``index_name`` the whole pipeline answers (``turn.answer_question``); without it the
+introspection and the gate still judge the request, a refused one never reaches the
+generator, and the tool calls the model proposes are judged in the governance session
+(``tool_calls``). ``stream`` turns return a :class:`stream.ChatStream`, which counts and
+times the request itself when it ends; the others are counted here.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sentinel_runtime.answer import stream as streaming
+from sentinel_runtime.answer import tool_calls
+from sentinel_runtime.answer import turn as answering
+from sentinel_runtime.answer.errors import (
+    ContextWindowExceededError,
+    UnprocessableRequestError,
+)
+from sentinel_runtime.answer.services import Services
+from sentinel_runtime.guardrails.scanners.token_limit import offline_encoding
+from sentinel_runtime.llm import embedded
+from sentinel_runtime.llm.embedded import message_text
+from sentinel_runtime.observability import events, metrics
+from sentinel_runtime.observability.logs import log_event
+from sentinel_runtime.pipeline import runner
+from sentinel_runtime.pipeline.conversation import Conversation
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ChatTurn:
+    """A chat request: OpenAI's body (what the generator gets) and Sentinel's extensions."""
+
+    body: dict[str, Any]
+    index_name: str | None = None
+    session: str | None = None  # the governance session of proposed tool calls
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream"))
+
+
+async def run(
+    services: Services, turn: ChatTurn, *, started: float
+) -> dict[str, Any] | streaming.ChatStream:
+    """The answer (a scanned ``chat.completion``), or a stream that yields it."""
+    status = "failure"
+    try:
+        body = dict(turn.body)
+        query = last_user_text(body)
+        session = tool_calls.governance_session(services, turn.session)
+        tool_calls.add_fact_summary(services, session, body)
+        # The summary counts: it goes upstream too.
+        check_context_window(services, body, rag=turn.index_name is not None)
+        if turn.stream:
+            opened = await streaming.open_chat_stream(
+                services, body, query, index_name=turn.index_name, started=started
+            )
+            status = "streaming"  # from here the stream accounts for itself, once, at its end
+            return opened
+        response = await _answer(services, turn, body, query, session)
+        status = "success"
+        return response
+    finally:
+        if status != "streaming":
+            metrics.CHAT_REQUESTS.labels(status).inc()
+            elapsed = time.perf_counter() - started
+            metrics.CHAT_DURATION.observe(elapsed)
+            metrics.CHAT_LATENCY.labels(status).observe(elapsed)
+            log_event(
+                logger, events.CHAT_COMPLETED, status=status, duration_ms=round(elapsed * 1000, 2)
+            )
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    turns = [m for m in body["messages"] if m.get("role") == "user"]
+    if not turns:
+        raise UnprocessableRequestError(
+            "messages must contain at least one user message", param="messages"
+        )
+    text = message_text(turns[-1])
+    if not text.strip():
+        raise UnprocessableRequestError("the last user message has no text", param="messages")
+    return text
+
+
+def check_context_window(services: Services, body: dict[str, Any], *, rag: bool) -> None:
+    """Refuse messages that cannot fit the upstream's window. A RAG turn's history is trimmed
+    to fit instead (oldest first): there only its system messages and question must fit."""
+    window = services.settings.LLM_CONTEXT_WINDOW
+    if not window:
+        return
+    messages = body["messages"]
+    if rag:
+        last_user = max(i for i, m in enumerate(messages) if m.get("role") == "user")
+        messages = [
+            m for i, m in enumerate(messages) if i == last_user or m.get("role") == "system"
+        ]
+    encoding = offline_encoding("cl100k_base")
+    tokens = sum(len(encoding.encode(message_text(m), disallowed_special=())) for m in messages)
+    if tokens > window:
+        raise ContextWindowExceededError(
+            f"messages are about {tokens} tokens; the context window is {window}",
+            param="messages",
+        )
+
+
+async def _answer(
+    services: Services,
+    turn: ChatTurn,
+    body: dict[str, Any],
+    query: str,
+    session: str | None,
+) -> dict[str, Any]:
+    model = str(body.get("model") or "")
+    if turn.index_name is not None:
+        answered = await answering.answer_question(
+            services,
+            query=query,
+            index_name=turn.index_name,
+            model=model,
+            endpoint="chat",
+            conversation=Conversation.from_messages(body["messages"], body),
+        )
+        return answered.response
+    # No index: the introspection and the gate still judge the request; a refused one never
+    # reaches the generator, a restricted one is told to stay high-level.
+    engine = answering.active_engine(services)
+    pre, context, refused = await answering.preflight(services, engine, query, body)
+    proposed = None
+    if refused:
+        result = await answering.refusal(pre, context, query)
+        response = embedded.completion(
+            result.answer.text, model=model or services.generator.default_model
+        )
+    else:
+        response = await services.generator.complete(body)
+        proposed = await tool_calls.check_tool_calls(services, session, response, pre.request_id)
+        result = runner.passthrough(pre, _first_text(response), answering.generator_name(services))
+    response["id"] = str(response.get("id") or f"chatcmpl-{uuid.uuid4().hex}")
+    answered = await answering.guard(
+        services, engine, result, response, index_name=None, endpoint="chat", tool_calls=proposed
+    )
+    return answered.response
+
+
+def _first_text(response: dict[str, Any]) -> str:
+    choices = response.get("choices") or [{}]
+    return message_text(choices[0].get("message") or {})

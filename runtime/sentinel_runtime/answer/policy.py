@@ -1,0 +1,82 @@
+"""A policy version: everything one ``guardrails.yaml`` configures, read once per request.
+
+The guardrails state swaps its engine in one assignment when a policy (re)loads; the
+pipeline's settings are derived from that engine's policy (parsed once per policy hash).
+A request takes one :class:`PolicyVersion` at its start and uses it to the end, so a reload
+in the middle of a turn or a stream never mixes the scanners of one version with the
+pipeline settings of another (tests/api: the reload-under-stream test).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sentinel_runtime.answer.errors import PolicyUnavailableError
+from sentinel_runtime.answer.services import Services
+from sentinel_runtime.guardrails.engine import GuardrailsEngine
+from sentinel_runtime.pipeline import config as pipeline_config
+
+
+@dataclass(frozen=True)
+class PolicyVersion:
+    engine: GuardrailsEngine | None  # None: guardrails are off
+    config: pipeline_config.PipelineConfig
+
+    @property
+    def sha256(self) -> str:
+        return self.engine.policy.sha256 if self.engine is not None else ""
+
+    @classmethod
+    def of(cls, engine: GuardrailsEngine | None) -> PolicyVersion:
+        return cls(engine, pipeline_config.for_policy(engine.policy if engine else None))
+
+
+def active(services: Services) -> PolicyVersion:
+    """The version in force now; :class:`PolicyUnavailableError` rather than an unscanned
+    answer when guardrails are on and no policy has loaded."""
+    state = services.guardrails
+    engine = state.engine  # read once: the swap is one assignment
+    if state.enabled and engine is None:
+        problem = state.error.message if state.error else "no policy loaded"
+        raise PolicyUnavailableError(
+            f"Output guardrails are enabled but no policy is active ({problem}); "
+            "refusing to return unscanned output."
+        )
+    return PolicyVersion.of(engine)
+
+
+def describe(services: Services) -> dict[str, Any]:
+    """``GET /v1/guardrails/policy``: the active policy, its scanners and pipeline settings,
+    or why there is none."""
+    state = services.guardrails
+    engine = state.engine
+    if engine is None:
+        return {
+            "enabled": state.enabled,
+            "active": False,
+            "path": state.path if state.enabled else "",
+            "error": {"status": state.error.status, "message": state.error.message}
+            if state.error
+            else None,
+        }
+    version = PolicyVersion.of(engine)
+    policy = engine.policy
+    return {
+        "enabled": True,
+        "active": True,
+        "path": state.path,
+        "sha256": policy.sha256,
+        "loadedAt": engine.loaded_at,
+        "action": policy.default_action,
+        "blockMessage": policy.block_message,
+        "scanners": [scanner.spec.describe() for scanner in engine.scanners],
+        "skipped": [skipped.describe() for skipped in engine.skipped],
+        "diagnostics": [
+            {"event": d.event, **d.fields}
+            for d in (*policy.diagnostics, *version.config.diagnostics)
+        ],
+        "pipeline": version.config.describe(),  # the sections in force, defaults included
+        # The tools section's rulebase: the active one's policy hash, a rejected one's problems.
+        "governance": services.governance.status(),
+    }
