@@ -55,8 +55,8 @@ class GuardrailsState:
         # Told of each policy version as it becomes active (under the same lock, right after
         # the engine swap): the governance layer swaps its rulebase with the scanners.
         self.on_activate = on_activate
-        # An empty configured path means "the in-memory defaults" (seed 003): our shipped policy.
-        self.configured_path = path
+        # An empty path means "the in-memory defaults" (docs/contracts.md, "Output
+        # guardrails"): our shipped policy.
         self.path = path or default_policy_path()
         self.engine: GuardrailsEngine | None = None
         self.error: LoadFailure | None = None

@@ -325,12 +325,3 @@ class StreamGuard:
         self._pending = ""
         text = (BLOCK_SEPARATOR if progress.released else "") + self.engine.block_message
         return self._send(text, "block")
-
-
-def _composes(head: ScanOutcome, tail: ScanOutcome, whole: ScanOutcome) -> bool:
-    """Scanning head and tail apart gives what scanning them together gives."""
-    if whole.action == "block":
-        return tail.action == "block"
-    if tail.action == "block":
-        return False
-    return whole.text == head.text + tail.text
