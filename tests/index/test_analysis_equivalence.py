@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sentinel_runtime.index import hashing, tokens
+from sentinel_runtime.index import analysis, hashing, tokens
 from sentinel_runtime.pipeline import citations, conflicts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -192,6 +192,11 @@ NOW: list[tuple[str, Callable[[str], object], Callable[[str], object]]] = [
     ("conflicts.terms", old_terms, conflicts.terms),
     ("conflicts.sentences", old_sentences, conflicts.sentences),
     ("conflicts.normalise", old_normalise, conflicts.normalise),
+    ("analysis.tokenize", old_tokenize, analysis.tokenize),
+    ("analysis.keywords", old_keywords, analysis.keywords),
+    ("analysis.terms", old_terms, analysis.terms),
+    ("analysis.sentences", old_sentences, analysis.sentences),
+    ("analysis.normalise", old_normalise, analysis.normalise),
 ]
 
 
@@ -210,11 +215,14 @@ def test_same_output_on_random_text(old: Callable[[str], object], new: Callable,
 
 def test_same_stems_and_coverage() -> None:
     words = {w for t in SAMPLE for w in _OLD_TERM_WORD.findall(t.lower())}
-    assert {w: old_stem(w) for w in words} == {w: conflicts.stem(w) for w in words}
+    assert len(words) > 5000
+    stems = {w: old_stem(w) for w in words}
+    assert stems == {w: conflicts.stem(w) for w in words} == {w: analysis.stem(w) for w in words}
     query = old_terms("How many episodes did the second season of the show have?")
-    for text in SAMPLE[:500]:
+    for text in SAMPLE:
         found = old_terms(text)
-        assert old_coverage(query, found) == conflicts.coverage(query, found)
+        expected = old_coverage(query, found)
+        assert expected == conflicts.coverage(query, found) == analysis.coverage(query, found)
 
 
 @pytest.mark.parametrize(
@@ -222,6 +230,13 @@ def test_same_stems_and_coverage() -> None:
     [
         pytest.param(lambda: hashing.STOPWORDS, OLD_INDEX_STOPWORDS, id="hashing"),
         pytest.param(lambda: conflicts.STOPWORDS, OLD_TERM_STOPWORDS, id="conflicts"),
+        pytest.param(lambda: analysis.STOPWORDS, OLD_INDEX_STOPWORDS, id="analysis-common"),
+        pytest.param(
+            lambda: analysis.KEYWORD_STOPWORDS,
+            OLD_INDEX_STOPWORDS | OLD_EXTRA_STOPWORDS,
+            id="analysis-keywords",
+        ),
+        pytest.param(lambda: analysis.TERM_STOPWORDS, OLD_TERM_STOPWORDS, id="analysis-terms"),
     ],
 )
 def test_same_stopword_sets(now: Callable[[], frozenset[str]], before: frozenset[str]) -> None:

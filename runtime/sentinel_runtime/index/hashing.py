@@ -1,5 +1,5 @@
 """The built-in, model-free embedder: signed feature hashing of words, word pairs and
-character n-grams (one of the ``embedders``; words come from ``tokens``).
+character n-grams (one of the ``embedders``; words and stop words come from ``analysis``).
 
 What it captures: shared words and phrases, and spelling variants through character 3- and
 4-grams inside words ("colour"/"color", "index"/"indexes"). What it does not: meaning.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sentinel_runtime.index import tokens
+from sentinel_runtime.index import analysis
 
 DEFAULT_DIM = 384
 BATCH = 4096  # texts per vectorised pass: bounds the temporary arrays to tens of MB
@@ -30,14 +30,8 @@ WORD_WEIGHT = 1.0
 BIGRAM_WEIGHT = 0.7
 GRAMS_WEIGHT = 0.7  # L2 norm of one word's whole character n-gram block
 # Function words carry no topic; left in, they make every pair of English texts look alike.
-# Spelled as the tokenizer leaves them, so the two can never disagree.
-STOPWORDS = frozenset(
-    tokens.tokenize(
-        "a an and are as at be been but by can do does for from had has have he her his how i "
-        "if in into is it its me my no not of on or our she so than that the their them then "
-        "there these they this to was we were what when where which who why will with you your"
-    )
-)
+# The [common] list of index/data/stopwords.txt, spelled as the tokenizer leaves them.
+STOPWORDS = analysis.STOPWORDS
 
 _U64 = np.uint64
 _MASK32 = _U64(0xFFFFFFFF)
@@ -119,7 +113,7 @@ class HashingEmbedder:
 
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         n, dim = len(texts), self.dim
-        words_of = [tokens.tokenize(text) for text in texts]
+        words_of = [analysis.tokenize(text) for text in texts]
         lengths = np.fromiter(map(len, words_of), dtype=np.int64, count=n)
         all_words = list(itertools.chain.from_iterable(words_of))
         # Two C-level passes (dedupe, then look up) instead of a Python loop per word.

@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from sentinel_runtime.index import hashing, tokens
+from sentinel_runtime.index import analysis
 
 BLOCKED_ANSWER = (
     "I can't provide a cited answer because the citations couldn't be verified "
@@ -36,15 +36,6 @@ _INSUFFICIENT = re.compile(
     r"not (?:found|mentioned|covered) in the (?:context|documents?|sources?))\b",
     re.IGNORECASE,
 )
-# Words that carry no topic, beyond the index's own stopwords: a shared "could" or "about"
-# is not evidence that an answer and a chunk talk about the same thing.
-_EXTRA_STOPWORDS = frozenset(
-    {"about", "also", "all", "any", "could", "did", "each", "may", "might", "more", "most"}
-    | {"only", "other", "should", "some", "such", "would", "yes", "just", "very", "much"}
-)
-
-
-_RAW_WORD = re.compile(r"[^\W_]+")
 
 
 class CitationConfig(BaseModel):
@@ -108,15 +99,10 @@ def says_insufficient(answer: str) -> bool:
     return bool(_INSUFFICIENT.search(answer))
 
 
-def keywords(text: str) -> set[str]:
-    """Topic words: the index's tokens (plurals folded), minus stopwords and 1-2 letter words."""
-    # Stopwords go before plural folding, which would turn "does" into "doe".
-    words = [
-        w
-        for w in _RAW_WORD.findall(text.lower())
-        if w not in hashing.STOPWORDS and w not in _EXTRA_STOPWORDS
-    ]
-    return {w for w in tokens.tokenize(" ".join(words)) if len(w) > 2}
+# Topic words (the index's tokens minus index/data/stopwords.txt's [common] and [keywords]
+# lists, and words of 1-2 letters); generation, selection, support and conversation read
+# them through this name.
+keywords = analysis.keywords
 
 
 def validate_citations(

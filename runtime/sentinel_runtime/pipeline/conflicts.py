@@ -14,8 +14,7 @@ Two read-only judgements over the hits of one query, used by the evidence filter
   cluster softly (see ``evidence``), and it conflicts with an independent source only
   through :func:`find_conflicts`, with kind ``"coordinated_cluster"``.
 
-Also home of :func:`terms`, the content-word view of a text that the injection detector's
-topic check and the evidence relevance share with the two judgements here.
+Both read sentences as content terms (``index.analysis``: tokenising, stopwords, stemming).
 """
 
 from __future__ import annotations
@@ -27,63 +26,10 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import combinations
 
+from sentinel_runtime.index import analysis
 from sentinel_runtime.index.types import Hit
 from sentinel_runtime.pipeline.types import Conflict
 
-# A word block reads better than a 180-line list.
-_STOPWORD_TEXT = """
-    a about above across after again against all also am among an and any are around as at
-    be because been before being below between both but by can could did do does doing
-    done down during each either else ever every few for from further get gets got had has
-    have having he her here hers him his how however i if in into is it its itself just
-    let like made make many may me might more most much must my no nor not now of off on
-    once one only or other our ours out over own per please rather same say says shall she
-    should since so some still such than that the their theirs them then there these they
-    this those through thus to too under until up upon us very via was we were what when
-    where whether which while who whom whose why will with within without would yet you
-    your yours
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-
-_WORD = re.compile(r"[a-z0-9][a-z0-9'\-]*")
-_NUMBER_WORDS = {
-    "zero": "0",
-    "one": "1",
-    "two": "2",
-    "three": "3",
-    "four": "4",
-    "five": "5",
-    "six": "6",
-    "seven": "7",
-    "eight": "8",
-    "nine": "9",
-    "ten": "10",
-    "eleven": "11",
-    "twelve": "12",
-    "thirteen": "13",
-    "fourteen": "14",
-    "fifteen": "15",
-    "twenty": "20",
-    "thirty": "30",
-    "forty": "40",
-    "fifty": "50",
-    "hundred": "100",
-    "first": "1",
-    "second": "2",
-    "third": "3",
-    "fourth": "4",
-    "fifth": "5",
-    "sixth": "6",
-    "seventh": "7",
-    "eighth": "8",
-    "ninth": "9",
-    "tenth": "10",
-}
-# A full stop glued to a capitalised word ("...florida.In a") also ends a sentence; an
-# initial ("John F. Kennedy") does not.
-_SENTENCE_END = re.compile(
-    r"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=[\"'(\[]?[A-Z0-9])|(?<=[.!?])(?=[A-Z][a-z])|\n+"
-)
 _ENTITY = re.compile(r"(?<![\w.])[A-Z][a-zA-Z\-]+(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][a-zA-Z\-]+)*")
 _MONTHS = frozenset(
     [
@@ -116,52 +62,11 @@ MIN_CLUSTER = 3
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:st|nd|rd|th)?|[A-Za-z][A-Za-z'\-]*")
 
 
-def stem(word: str) -> str:
-    """A light suffix stripper: enough for plural and verb forms to meet."""
-    if word in _NUMBER_WORDS:
-        return _NUMBER_WORDS[word]
-    for suffix, keep in (
-        ("ies", "y"),
-        ("sses", "ss"),
-        ("ing", ""),
-        ("ed", ""),
-        ("es", ""),
-        ("s", ""),
-    ):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: len(word) - len(suffix)] + keep
-    return word
-
-
-@functools.lru_cache(maxsize=32768)
-def terms(text: str) -> frozenset[str]:
-    """Content terms of ``text``: lower-cased, stop words dropped, lightly stemmed.
-
-    Cached: the same chunk is read by relevance, clustering and conflict detection in one
-    request, and popular chunks come back request after request."""
-    out = set()
-    for raw in _WORD.findall(text.lower()):
-        word = raw.strip("'-")
-        if (len(word) < 2 and not word.isdigit()) or word in STOPWORDS:
-            continue
-        out.add(stem(word))
-    return frozenset(out)
-
-
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
-
-
-def coverage(query_terms: AbstractSet[str], text_terms: AbstractSet[str]) -> float:
-    """Share of the query's terms found in the text (0 when the query has none)."""
-    return len(query_terms & text_terms) / len(query_terms) if query_terms else 0.0
-
-
 def _number(token: str) -> str | None:
     lowered = token.lower()
     if lowered[:1].isdigit():
         return re.sub(r"(?:st|nd|rd|th)$", "", lowered).replace(",", "")
-    return _NUMBER_WORDS.get(lowered)
+    return analysis.NUMBER_WORDS.get(lowered)
 
 
 @functools.lru_cache(maxsize=32768)  # the result is shared: callers never mutate it
@@ -180,10 +85,10 @@ def numbers(sentence: str) -> dict[str, set[str]]:
         if value is None or (token.lower() == "one" and after.lower() == "of"):
             continue  # "one of the oldest" counts nothing
         slot = ""
-        if after and _number(after) is None and after.lower() not in STOPWORDS:
+        if after and _number(after) is None and after.lower() not in analysis.TERM_STOPWORDS:
             slot = after.lower()
         else:
-            before = [t for t in tokens[:index] if t.lower() not in STOPWORDS]
+            before = [t for t in tokens[:index] if t.lower() not in analysis.TERM_STOPWORDS]
             if before and _number(before[-1]) is None:
                 slot = before[-1].lower()
         found.setdefault(slot, set()).add(value)
@@ -194,7 +99,7 @@ def _by_stem(counted: dict[str, set[str]]) -> dict[str, tuple[str, set[str]]]:
     """Slots keyed by their stem, with one surface word kept for messages."""
     merged: dict[str, tuple[str, set[str]]] = {}
     for word, found in counted.items():
-        key = stem(word) if word else ""
+        key = analysis.stem(word) if word else ""
         surface, existing = merged.get(key, (word, set()))
         merged[key] = (surface, existing | found)
     return merged
@@ -209,10 +114,10 @@ def names(sentence: str) -> set[str]:
         if match.start() == 0 and len(words) == 1:
             continue  # the sentence's first word is capitalised by grammar
         # A capitalised function word opens a sentence ("In Benton County"), not a name.
-        while words and words[0].lower() in STOPWORDS:
+        while words and words[0].lower() in analysis.TERM_STOPWORDS:
             words.pop(0)
         name = " ".join(words).lower()
-        if name and name not in _MONTHS and name not in STOPWORDS:
+        if name and name not in _MONTHS and name not in analysis.TERM_STOPWORDS:
             found.add(name)
     return found
 
@@ -242,15 +147,15 @@ class _Claim:
 def _claims(hits: Sequence[Hit], query_terms: set[str]) -> list[_Claim]:
     claims = []
     for hit in hits:
-        for sentence in sentences(hit.chunk.text):
+        for sentence in analysis.sentences(hit.chunk.text):
             counted, named = numbers(sentence), names(sentence)
             if not counted and not named:
                 continue
             found = {v for vs in counted.values() for v in vs} | named
             # A name the query contains ("Apopka") is the topic, not an answer.
-            value_terms = terms(" ".join(found)) - query_terms
-            topic = terms(sentence) - value_terms
-            if coverage(query_terms, topic | value_terms) >= QUERY_COVERAGE:
+            value_terms = analysis.terms(" ".join(found)) - query_terms
+            topic = analysis.terms(sentence) - value_terms
+            if analysis.coverage(query_terms, topic | value_terms) >= QUERY_COVERAGE:
                 claims.append(
                     _Claim(hit.chunk.chunk_id, hit.chunk.doc_id, topic, _by_stem(counted), named)
                 )
@@ -308,7 +213,7 @@ def find_clusters(hits: Sequence[Hit], query: str) -> tuple[Cluster, ...]:
     sides). Overlapping groups merge while every pair stays related and all members share
     a term. Largest first, disjoint, members in retrieval order.
     """
-    query_terms = terms(query)
+    query_terms = analysis.terms(query)
     if not query_terms:
         return ()
     query_values = values(query) | query_terms
@@ -316,8 +221,8 @@ def find_clusters(hits: Sequence[Hit], query: str) -> tuple[Cluster, ...]:
     counts: list[dict[str, tuple[str, set[str]]]] = []
     seen_docs: set[str] = set()
     for hit in hits:
-        found = terms(hit.chunk.text)
-        if hit.chunk.doc_id in seen_docs or coverage(query_terms, found) < QUERY_COVERAGE:
+        found = analysis.terms(hit.chunk.text)
+        if hit.chunk.doc_id in seen_docs or analysis.coverage(query_terms, found) < QUERY_COVERAGE:
             continue
         seen_docs.add(hit.chunk.doc_id)
         echo.append((hit.chunk.chunk_id, found))
@@ -388,7 +293,7 @@ def find_conflicts(hits: Sequence[Hit], query: str) -> tuple[Conflict, ...]:
     belongs to a coordinated cluster the kind is ``"coordinated_cluster"``: the
     independent source is the one a majority vote would silence. One conflict per pair.
     """
-    query_terms = terms(query)
+    query_terms = analysis.terms(query)
     if not query_terms or len(hits) < 2:
         return ()
     query_values = values(query) | query_terms
@@ -417,6 +322,12 @@ def find_conflicts(hits: Sequence[Hit], query: str) -> tuple[Conflict, ...]:
     return tuple(found.values())
 
 
-def normalise(text: str) -> str:
-    """Lower-cased, with number words as digits ("four" and "4" read alike)."""
-    return _WORD.sub(lambda m: _NUMBER_WORDS.get(m.group(0), m.group(0)), text.lower())
+# Text helpers that moved to ``index.analysis``, under the names their readers still use
+# (``pipeline.evidence``, ``pipeline.injection``, ``evaluation.poisoning``,
+# ``bench/injection_frozen.py``): the same objects, not copies.
+STOPWORDS = analysis.TERM_STOPWORDS
+stem = analysis.stem
+terms = analysis.terms
+sentences = analysis.sentences
+coverage = analysis.coverage
+normalise = analysis.normalise
