@@ -363,12 +363,6 @@ class FactStore:
         self.version += 1
         return previous
 
-    rebind = bind
-
-    def unbind(self, name: str) -> None:
-        self.contexts.pop(name, None)
-        self.version += 1
-
     def established_values(self) -> set[Const]:
         """Every value that occurs in a valid fact or a context binding (strict mode's test)."""
         values: set[Const] = set(self.contexts.values())
