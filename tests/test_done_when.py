@@ -2,7 +2,7 @@
 
 ``sentinel serve`` + the openai client: a secret in the upstream answer comes back
 redacted; a ConfigMap-style policy update switches to block within 1.5 s, with no restart;
-the seed's metrics move.
+the output-guardrails contract's metrics move.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Runtime settings, read once from the environment (BRIEF 4.3, seed 003 names)."""
+"""Runtime settings, read once from the environment (names as in docs/contracts.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Policy parsing: seed 003's permissive rules, key spellings, load statuses, diagnostics."""
+"""Policy parsing: the contract's permissive rules, key spellings, load statuses, diagnostics."""
 
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ class ValidateRequest(BaseModel):
     retrieved_chunks: list[RetrievedChunk] = Field(default_factory=list, max_length=1000)
 
 
-# -- governance (seed 002) ----------------------------------------------------------------
+# -- governed tool calls (docs/contracts.md) ----------------------------------------------
 
 SessionId = Annotated[str, Field(min_length=1, max_length=SESSION_ID_CHARS)]
 ContextValue = Annotated[str | int | float, Field(union_mode="left_to_right")]

@@ -1,12 +1,11 @@
 """Apply output guardrails to an OpenAI ``chat.completion`` body (plain dicts, no HTTP).
 
-Every assistant message with text is scanned: string content, or the text parts of list
-content (joined and scanned as one text, so a secret split across parts is still seen;
-the message then carries the result as one string). Messages with only tool calls and no
-text are skipped, as seed 003 states. A block replaces the content with the policy's
-``blockMessage``, sets ``finish_reason`` to ``content_filter`` and drops the message's tool
-calls: a model whose words were withheld must not act through a tool in the same breath.
-"""
+Every assistant message with text is scanned: string content, or the text parts of list content
+(joined and scanned as one text, so a secret split across parts is still seen; the message then
+carries the result as one string). Messages with only tool calls and no text are skipped, as the
+output-guardrails contract states (docs/contracts.md). A block replaces the content with the
+policy's ``blockMessage``, sets ``finish_reason`` to ``content_filter`` and drops the message's
+tool calls: a model whose words were withheld must not act through a tool in the same breath."""
 
 from __future__ import annotations
 
@@ -87,7 +86,7 @@ def report_action(
     KAITO's ``ragengine_guardrails_response_actions_total`` counts every scanned message:
     ``allow`` when nothing fired, ``redact``, ``block``, or ``fail_closed`` (``failed``: a
     fail-closed scanner raised :class:`OutputGuardrailsError` and the message was withheld).
-    ``output_guardrails_actions_total`` and the log event stay seed 003's: redact and block.
+    ``output_guardrails_actions_total`` and the log event stay the contract's: redact and block.
     """
     final = "fail_closed" if failed else (outcome.action or "allow")
     metrics.GUARDRAILS_RESPONSE_ACTIONS.labels(final).inc()

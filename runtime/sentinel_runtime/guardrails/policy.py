@@ -1,9 +1,10 @@
 """Parse ``guardrails.yaml`` text into a :class:`Policy`: pure, shared by runtime and operator.
 
-Parsing is permissive, as seed 003 requires: an unknown scanner type, an invalid scanner
-config or an invalid action never rejects the policy; the offending entry is skipped (or
-the action defaulted) and a :class:`Diagnostic` names the seed's log event for it. Only
-text that is not a YAML mapping at all is unusable (:class:`PolicyError`).
+Parsing is permissive, as the output-guardrails contract requires (docs/contracts.md): an
+unknown scanner type, an invalid scanner config or an invalid action never rejects the policy;
+the offending entry is skipped (or the action defaulted) and a :class:`Diagnostic` names the
+contract's log event for it. Only text that is not a YAML mapping at all is unusable
+(:class:`PolicyError`).
 
 Apart from :func:`read_policy_file` it performs no I/O, and it emits no logs or metrics:
 callers decide what to do with the diagnostics (the runtime logs them, the operator
@@ -51,7 +52,8 @@ _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 class PolicyError(ValueError):
-    """The text cannot be used as a policy at all; ``status`` is a seed 003 load status."""
+    """The text cannot be used as a policy at all; ``status`` is one of the contract's load
+    statuses."""
 
     def __init__(self, status: Literal["missing", "invalid", "load_failed"], message: str) -> None:
         super().__init__(message)

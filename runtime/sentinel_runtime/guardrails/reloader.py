@@ -1,4 +1,4 @@
-"""Hot reload of the policy file (seed 003's ``GuardrailsReloader``).
+"""Hot reload of the policy file (``GuardrailsReloader``, docs/contracts.md).
 
 Watches the policy file's *parent directory* with watchdog, because the kubelet updates a
 mounted ConfigMap by swapping the ``..data`` symlink, an event on the directory rather

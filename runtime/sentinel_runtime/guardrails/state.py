@@ -2,8 +2,9 @@
 
 One :class:`GuardrailsState` per process. Requests read ``state.engine`` once and use that
 engine to the end, so a reload never changes the policy under a request in flight; the
-swap itself is one attribute assignment. Loading and reloading record the seed 003 metrics
-and log events; a failed reload keeps the previous engine.
+swap itself is one attribute assignment. Loading and reloading record the metrics and log
+events of the output-guardrails contract (docs/contracts.md); a failed reload keeps the
+previous engine.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ FALLBACK_ACTION = "keep_previous_policy"
 
 
 def default_policy_path() -> str:
-    """The shipped default policy (seed 003's template), used when no path is configured."""
+    """The shipped default policy (KAITO v0.12's template), used when no path is configured."""
     return str(resources.files("sentinel_runtime.guardrails") / "default_policy.yaml")
 
 

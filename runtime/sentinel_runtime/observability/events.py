@@ -1,12 +1,13 @@
 """Every structured log event name the runtime emits, defined once.
 
-The ``OUTPUT_GUARDRAILS_*`` names are seed 003's contract word for word; dashboards,
+The ``OUTPUT_GUARDRAILS_*`` names are those of the output-guardrails contract
+(docs/contracts.md) word for word; dashboards,
 alerts and audit tooling match on them, so they never change spelling.
 """
 
 from typing import Final
 
-# Policy loading (seed 003).
+# Policy loading (output-guardrails contract, docs/contracts.md).
 POLICY_MISSING: Final = "output_guardrails_policy_missing"
 POLICY_LOAD_FAILED: Final = "output_guardrails_policy_load_failed"
 POLICY_INVALID: Final = "output_guardrails_policy_invalid"
@@ -16,7 +17,7 @@ POLICY_INVALID_SCANNER_CONFIG: Final = "output_guardrails_policy_invalid_scanner
 POLICY_INCOMPATIBLE_SCANNER_ACTION: Final = "output_guardrails_policy_incompatible_scanner_action"
 POLICY_INVALID_ACTION: Final = "output_guardrails_policy_invalid_action"
 
-# Scanning, building and reloading (seed 003).
+# Scanning, building and reloading (output-guardrails contract).
 TRIGGERED: Final = "output_guardrails_triggered"
 FAILED: Final = "output_guardrails_failed"
 SCANNER_BUILD_FAILED: Final = "output_guardrails_policy_scanner_build_failed"

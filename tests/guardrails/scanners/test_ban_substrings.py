@@ -1,4 +1,4 @@
-"""``ban_substrings`` scanner: seed 003 fields and defaults, word vs str, contains_all."""
+"""``ban_substrings`` scanner: the contract's fields and defaults, word vs str, contains_all."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``json`` scanner: seed 003 fields and defaults, candidates, repair, required elements."""
+"""``json`` scanner: the contract's fields and defaults, candidates, repair, required elements."""
 
 from __future__ import annotations
 

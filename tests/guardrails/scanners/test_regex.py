@@ -1,4 +1,4 @@
-"""``regex`` scanner: seed 003 fields and defaults, redaction of every match, ReDoS guard."""
+"""``regex`` scanner: the contract's fields and defaults, redaction of every match, ReDoS guard."""
 
 from __future__ import annotations
 

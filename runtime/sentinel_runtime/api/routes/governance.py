@@ -1,4 +1,4 @@
-"""``/v1/governance``: governed tool calls (seed 002) over HTTP.
+"""``/v1/governance``: governed tool calls (docs/contracts.md) over HTTP.
 
 Sessions, symbolic queries, facts, context rebinding (a focus shift), the user's answers to
 askable questions, guarded invocation, the tools' OpenAI function schemas and the rulebase's

@@ -34,7 +34,8 @@ REGISTRY: dict[str, ScannerType] = {
     )
 }
 
-# The eight types of seed 003; llm_guard is our optional addition.
+# The eight types of the output-guardrails contract (docs/contracts.md); llm_guard is our
+# optional addition.
 SEED_TYPES: tuple[str, ...] = (
     "regex",
     "ban_substrings",

@@ -1,4 +1,4 @@
-"""``ban_substrings`` scanner: exact substrings, as plain text or whole words (seed 003).
+"""``ban_substrings`` scanner: exact substrings, as plain text or whole words (docs/contracts.md).
 
 All substrings compile into one alternation, so a text is walked once however long the
 list is.

@@ -1,4 +1,4 @@
-"""``invisible_text`` scanner: invisible or non-printable Unicode (seed 003).
+"""``invisible_text`` scanner: invisible or non-printable Unicode (docs/contracts.md).
 
 Removes format (Cf), private-use (Co) and unassigned (Cn) code points, and control
 characters other than tab, newline and carriage return. This covers zero-width spaces,

@@ -1,4 +1,4 @@
-"""``json`` scanner: JSON in the output must parse (seed 003, llm-guard's semantics).
+"""``json`` scanner: JSON in the output must parse (docs/contracts.md; llm-guard's semantics).
 
 Every top-level ``{...}`` object in the text is a candidate (as llm-guard, so prose like
 "[citation needed]" is not judged as JSON). A hit is a

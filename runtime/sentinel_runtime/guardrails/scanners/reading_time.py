@@ -1,4 +1,4 @@
-"""``reading_time`` scanner: limit output by estimated reading time (seed 003).
+"""``reading_time`` scanner: limit output by estimated reading time (docs/contracts.md).
 
 Reading speed is 200 words per minute, as llm-guard assumes; ``max_time`` is in minutes.
 With ``truncate: true`` a redact hit keeps the first words that fit.

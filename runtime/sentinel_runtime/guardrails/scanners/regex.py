@@ -1,4 +1,4 @@
-"""``regex`` scanner: match output against regular expressions (seed 003 fields).
+"""``regex`` scanner: match output against regular expressions (docs/contracts.md).
 
 Patterns are compiled with the ``regex`` module because it enforces a timeout: a pattern
 that backtracks catastrophically raises instead of stalling the worker. Unlike

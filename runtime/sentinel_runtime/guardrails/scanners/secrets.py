@@ -1,4 +1,4 @@
-"""``secrets`` scanner: likely secrets found by detect-secrets (seed 003).
+"""``secrets`` scanner: likely secrets found by detect-secrets (docs/contracts.md).
 
 Verdicts are those of detect-secrets scanning the text as a file, which is what llm-guard
 does through a temporary file: a line pass, then (only if it found nothing) the eager

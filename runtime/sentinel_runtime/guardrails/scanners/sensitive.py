@@ -1,4 +1,4 @@
-"""``sensitive`` scanner: email, phone, credit card and IPv4 patterns (seed 003).
+"""``sensitive`` scanner: email, phone, credit card and IPv4 patterns (docs/contracts.md).
 
 Matches are replaced with ``<EMAIL>``, ``<PHONE>``, ``<CREDIT_CARD>`` and ``<IP_ADDRESS>``
 as KAITO does. Card numbers must pass the Luhn check; phone numbers need 10 to 15 digits

