@@ -112,7 +112,6 @@ class FactStore:
     def __init__(self, clock: Clock = time.time, max_facts: int = 100_000) -> None:
         self.clock = clock
         self.max_facts = max_facts
-        self.version = 0  # bumped on every change; lets callers cache by it
         self._facts: dict[str, dict[tuple[Const, ...], Fact]] = {}
         # predicate -> per position -> value -> argument tuples (dicts: insertion order)
         self._index: dict[str, list[dict[Const, dict[tuple[Const, ...], None]]]] = {}
@@ -161,7 +160,6 @@ class FactStore:
             self._schedule(fact.expires_at, ("fact", fact.key))
         for key in list(self._negators.get(predicate, ())):
             self._drop_derived(key)
-        self.version += 1
         return fact
 
     def retract(self, predicate: str, args: Iterable[Const]) -> bool:
@@ -181,7 +179,6 @@ class FactStore:
         if fact.coverage is not None and fact.coverage in self._coverage:
             self._coverage[fact.coverage].facts.discard(values)
         self._invalidate(fact.key)
-        self.version += 1
         return True
 
     def record_call(
@@ -211,7 +208,6 @@ class FactStore:
         if coverage.expires_at is not None:
             self._schedule(coverage.expires_at, ("coverage", key))
         self._evict()
-        self.version += 1
         return coverage
 
     def coverage(self, key: CoverageKey, now: float | None = None) -> Coverage | None:
@@ -274,7 +270,6 @@ class FactStore:
             self._dependents.setdefault(support, set()).add(key)
         for name in negated:
             self._negators.setdefault(name, set()).add(key)
-        self.version += 1
 
     def derived(
         self, predicate: str, args: tuple[Const, ...], rulebase_id: str, now: float | None = None
@@ -318,7 +313,6 @@ class FactStore:
         for name in entry.negated:
             self._negators.get(name, set()).discard(key)
         self._invalidate(key)  # a derived fact may rest on another
-        self.version += 1
 
     # -- expiry and size ---------------------------------------------------------------------
 
@@ -360,7 +354,6 @@ class FactStore:
         """Bind (or rebind: focus shift) a context name; returns the previous value."""
         previous = self.contexts.get(name)
         self.contexts[name] = value
-        self.version += 1
         return previous
 
     def established_values(self) -> set[Const]:
