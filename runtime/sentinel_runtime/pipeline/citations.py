@@ -1,4 +1,5 @@
-"""Citation enforcement of the RAG MVP contract (docs/contracts.md): an answer may cite only chunks it was given.
+"""Citation enforcement of the RAG MVP contract (docs/contracts.md): an answer may cite only
+chunks it was given.
 
 Rules (errors block the answer; warnings do not):
 1. every citation is exactly the id of a chunk the generator was given (``doc_id#pN``);
