@@ -145,7 +145,7 @@ async def _answer(
         proposed = await tool_calls.check_tool_calls(services, session, response, pre.request_id)
         result = runner.passthrough(pre, _first_text(response), answering.generator_name(services))
     response["id"] = str(response.get("id") or f"chatcmpl-{uuid.uuid4().hex}")
-    answered = await answering.guard(
+    answered = await answering.scan_and_record(
         services, engine, result, response, index_name=None, endpoint="chat", tool_calls=proposed
     )
     return answered.response

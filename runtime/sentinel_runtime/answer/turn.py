@@ -72,7 +72,7 @@ class Answered:
         return str(self.response["choices"][0]["message"]["content"])
 
 
-async def guard(
+async def scan_and_record(
     services: Services,
     engine: GuardrailsEngine | None,
     result: runner.PipelineResult,
@@ -251,7 +251,9 @@ async def answer_question(
         conversation=conversation,
     )
     response = pipeline_completion(services, result, model)
-    return await guard(services, engine, result, response, index_name=index_name, endpoint=endpoint)
+    return await scan_and_record(
+        services, engine, result, response, index_name=index_name, endpoint=endpoint
+    )
 
 
 async def preflight(

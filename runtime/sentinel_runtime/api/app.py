@@ -61,7 +61,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
 
     @app.middleware("http")
-    async def guard_requests(
+    async def screen_requests(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
         length = request.headers.get("content-length")
@@ -77,7 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 return _reject(request, 401, "missing or invalid API key", bearer=True)
         return await call_next(request)
 
-    # Added last, so it wraps the guard above: rejected requests are counted too.
+    # Added last, so it wraps the screening above: rejected requests are counted too.
     app.add_middleware(RequestMetrics)
 
     @app.exception_handler(Exception)
