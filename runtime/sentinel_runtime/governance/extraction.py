@@ -1,8 +1,10 @@
-"""Turn a data tool's JSON result into facts: every binding of that tool whose arguments match
-the call is applied, so one call establishes all the predicates it can (in the airline sample,
-``samples/airline/guardrails.yaml``, one ``get_booking`` call gives ``booking_owner``,
-``booking_status``, ``booking_flight`` and ``refunded``). It runs after every tool call: the
-solver's data calls and the calls the LLM proposes (``guard.GuardedTools.invoke``)."""
+"""Turn a data tool's JSON result into facts (docs/contracts.md, "Governed tool calls": a
+session's facts come from tool results among others): every binding of that tool whose
+arguments match the call is applied, so one call establishes all the predicates it can (in the
+airline sample, ``samples/airline/guardrails.yaml``, one ``get_booking`` call gives
+``booking_owner``, ``booking_status``, ``booking_flight`` and ``refunded``). It runs after
+every tool call: the solver's data calls and the calls the LLM proposes
+(``guard.GuardedTools.invoke``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Prove a symbolic goal against a rulebase, a session's facts and data tools (README,
-"Governed tool calls": "How a proof runs").
+"""Prove a symbolic goal against a rulebase, a session's facts and data tools (the contract:
+docs/contracts.md, "Governed tool calls"; the README's section of that name tells how a proof
+runs).
 
 Stateless per call. A call runs *passes*: each pass is a synchronous SLD resolution with
 backtracking over the facts known at its start (rules, stored facts, valid tool answers). A
