@@ -24,8 +24,7 @@ from sentinel_runtime.answer.errors import (
 )
 from sentinel_runtime.answer.services import Services
 from sentinel_runtime.guardrails.scanners.token_limit import offline_encoding
-from sentinel_runtime.llm import embedded
-from sentinel_runtime.llm.embedded import message_text
+from sentinel_runtime.llm.messages import completion, message_text
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import runner
@@ -137,9 +136,7 @@ async def _answer(
     proposed = None
     if refused:
         result = await answering.refusal(pre, context, query)
-        response = embedded.completion(
-            result.answer.text, model=model or services.generator.default_model
-        )
+        response = completion(result.answer.text, model=model or services.generator.default_model)
     else:
         response = await services.generator.complete(body)
         proposed = await tool_calls.check_tool_calls(services, session, response, pre.request_id)

@@ -18,7 +18,8 @@ from sentinel_runtime.index import backends as index_backends
 from sentinel_runtime.index.embedders import build_embedder
 from sentinel_runtime.index.manager import IndexManager
 from sentinel_runtime.llm.calls import GenerateFn
-from sentinel_runtime.llm.embedded import DeltaStream, EmbeddedGenerator
+from sentinel_runtime.llm.echo import EchoGenerator
+from sentinel_runtime.llm.streams import DeltaStream
 from sentinel_runtime.llm.upstream import UpstreamGenerator
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
@@ -72,7 +73,7 @@ class Services:
 
 def _generator(settings: Settings) -> Generator:
     if not settings.LLM_INFERENCE_URL:
-        return EmbeddedGenerator()
+        return EchoGenerator()
     return UpstreamGenerator(
         chat_url=settings.chat_completions_url(),
         access_secret=settings.LLM_ACCESS_SECRET,

@@ -36,7 +36,7 @@ from sentinel_runtime.guardrails.engine import (
     OutputGuardrailsError,
 )
 from sentinel_runtime.guardrails.streaming import Release, StreamGuard
-from sentinel_runtime.llm.embedded import DeltaStream, TextStream
+from sentinel_runtime.llm.streams import DeltaStream, TextStream
 from sentinel_runtime.llm.upstream import UpstreamError
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event

@@ -23,7 +23,7 @@ from sentinel_runtime.answer import tool_calls as tool_calls_mod
 from sentinel_runtime.answer.services import Services
 from sentinel_runtime.guardrails.chat import ChoiceVerdict, guard_chat_completion
 from sentinel_runtime.guardrails.engine import GuardrailsEngine, ScanOutcome
-from sentinel_runtime.llm import embedded
+from sentinel_runtime.llm.messages import completion
 from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import config as pipeline_config
@@ -222,7 +222,7 @@ def pipeline_completion(
     """The ``chat.completion`` of a pipeline answer: the model the upstream named (else the
     request's, else the default), its token usage, ``length`` when the reply was cut."""
     named = result.generation.get("model") or model or services.generator.default_model
-    response = embedded.completion(result.answer.text, model=str(named))
+    response = completion(result.answer.text, model=str(named))
     response["usage"] = result.usage.describe()
     if result.answer.details.get("cut"):
         response["choices"][0]["finish_reason"] = "length"

@@ -20,7 +20,8 @@ from typing import Any
 import httpx
 
 from sentinel_runtime.llm import calls, structured_output
-from sentinel_runtime.llm.embedded import DeltaStream, message_text
+from sentinel_runtime.llm.messages import message_text
+from sentinel_runtime.llm.streams import DeltaStream
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
 
