@@ -1,16 +1,22 @@
-"""Shared fixtures: a fake OpenAI-protocol upstream and real runtime subprocesses."""
+"""Shared fixtures: a fake OpenAI-protocol upstream, runtime apps in process and real runtime
+subprocesses."""
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from support.configmap import ConfigMapDir
 from support.fake_llm import FakeLLM
 from support.runtime import RuntimeProcess, start_runtime
+
+if TYPE_CHECKING:
+    from support.inprocess import AppRuntime
 
 # Operator fixtures (need the cluster fixture of tests/cluster/conftest.py).
 pytest_plugins = ["support.operator_fixtures", "support.model_server"]
@@ -57,3 +63,17 @@ def runtime_factory(tmp_path: Path) -> Iterator[Callable[..., RuntimeProcess]]:
     yield start
     for runtime in started:
         runtime.stop()
+
+
+@pytest.fixture
+def app_factory() -> Iterator[Callable[..., AppRuntime]]:
+    """Builds runtime apps in this process (``support.inprocess.app_runtime``); all are shut
+    down after the test."""
+    from support.inprocess import app_runtime  # the app's imports only where it runs
+
+    with ExitStack() as stack:
+
+        def start(settings: Mapping[str, Any] | None = None) -> AppRuntime:
+            return stack.enter_context(app_runtime(settings))
+
+        yield start

@@ -1,0 +1,174 @@
+"""The runtime's app in this process: ``create_app(Settings(...))`` behind a ``TestClient``,
+with what ``support.runtime.RuntimeProcess`` offers (``metric``, ``logs``, an openai client).
+
+Route tests use this; ``support.runtime`` starts a real ``sentinel serve`` only for what a
+process alone shows (signals, ports, connections, the environment read at start, its stderr).
+The app's lifespan runs, so the hot-reload thread watches the policy file as in a server.
+
+Prometheus metrics live in this process's default registry, shared by every app built here:
+compare a counter with its value before the request, or use ``counted`` (the growth since
+the app was built), never with zero.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+from fastapi.testclient import TestClient
+from prometheus_client import generate_latest
+
+from sentinel_runtime.api.app import create_app
+from sentinel_runtime.observability.logs import JsonFormatter
+from sentinel_runtime.settings import Settings
+from support.airline import AirlineRuntime, airline_policy, airline_tools
+from support.configmap import ConfigMapDir
+from support.fake_llm import FakeLLM
+from support.runtime import sample
+
+BASE_URL = "http://testserver"
+# Every setting at its default, so nothing in this shell's environment reaches the app...
+DEFAULTS: dict[str, Any] = {name: field.default for name, field in Settings.model_fields.items()}
+# ...then what `sentinel serve` turns on when neither a flag nor the environment says otherwise.
+SERVE: dict[str, Any] = {"OUTPUT_GUARDRAILS_ENABLED": True, "DEMO_CORPUS": True}
+
+
+class _Lines(logging.Handler):
+    """The runtime's log records as the JSON lines ``sentinel serve`` writes to stderr."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFormatter(JsonFormatter())
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+
+@dataclass
+class AppRuntime:
+    client: TestClient
+    settings: Settings
+    _lines: _Lines
+    _metrics_before: str
+    base_url: str = BASE_URL
+
+    def logs(self) -> str:
+        """What the runtime logged since it was built (other apps alive meanwhile included)."""
+        return "\n".join(self._lines.lines)
+
+    def metrics(self) -> str:
+        return self.client.get("/metrics").text
+
+    def metric(self, name: str, **labels: str) -> float:
+        """The value of one sample from the live /metrics text (0.0 when absent)."""
+        return sample(self.metrics(), name, **labels)
+
+    def counted(self, name: str, **labels: str) -> float:
+        """How much a counter grew since this app was built."""
+        return self.metric(name, **labels) - sample(self._metrics_before, name, **labels)
+
+    def openai(self, api_key: str = "unused") -> openai.OpenAI:
+        """The official client over this app, with no retries to hide a failure."""
+        return openai_client(self, api_key)
+
+
+def openai_client(runtime: AppRuntime, api_key: str = "unused") -> openai.OpenAI:
+    return openai.OpenAI(
+        base_url=f"{BASE_URL}/v1", api_key=api_key, http_client=runtime.client, max_retries=0
+    )
+
+
+@contextmanager
+def app_runtime(settings: Mapping[str, Any] | None = None) -> Iterator[AppRuntime]:
+    """The app with ``settings`` over what an empty environment gives ``sentinel serve``
+    (the shipped policy enforced, the demo corpus indexed), its lifespan run."""
+    built = Settings(**{**DEFAULTS, **SERVE, **(settings or {})})
+    lines = _Lines()
+    logger = logging.getLogger("sentinel_runtime")
+    level = logger.level
+    logger.setLevel(built.LOG_LEVEL.upper())
+    logger.addHandler(lines)
+    try:
+        before = generate_latest().decode()
+        # A server answers an unhandled error with a 500; so does this client.
+        with TestClient(create_app(built), raise_server_exceptions=False) as client:
+            yield AppRuntime(client, built, lines, before)
+    finally:
+        logger.removeHandler(lines)
+        logger.setLevel(level)
+
+
+@contextmanager
+def guarded_app(
+    tmp_path: Path, policy: str, settings: Mapping[str, Any] | None = None
+) -> Iterator[tuple[AppRuntime, FakeLLM]]:
+    """An app enforcing ``policy`` (a hot-reloaded file) in front of a fake upstream."""
+    configmap = ConfigMapDir(tmp_path / "guardrails")
+    configmap.write(policy)
+    fake_llm = FakeLLM().start()
+    try:
+        with app_runtime(
+            {
+                "OUTPUT_GUARDRAILS_ENABLED": True,
+                "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),
+                "LLM_INFERENCE_URL": fake_llm.base_url,
+                **(settings or {}),
+            }
+        ) as runtime:
+            yield runtime, fake_llm
+    finally:
+        fake_llm.stop()
+
+
+@dataclass
+class AirlineApp(AirlineRuntime):
+    """``support.airline.AirlineRuntime`` with the app in process: requests go through its
+    ``TestClient`` (``runtime`` is an :class:`AppRuntime`)."""
+
+    @property
+    def client(self) -> openai.OpenAI:
+        key = self.headers.get("Authorization", "Bearer unused").removeprefix("Bearer ")
+        return openai_client(self.runtime, key)
+
+    def get(self, path: str, **params: Any) -> httpx.Response:
+        return self.runtime.client.get(path, params=params, headers=dict(self.headers))
+
+    def post(self, path: str, body: Any) -> httpx.Response:
+        return self.runtime.client.post(path, json=body, headers=dict(self.headers))
+
+    def delete(self, path: str) -> httpx.Response:
+        return self.runtime.client.delete(path, headers=dict(self.headers))
+
+
+@contextmanager
+def airline_app(
+    tmp_path: Path, api_key: str = "", edit: Callable[[str], str] | None = None
+) -> Iterator[AirlineApp]:
+    """The app with the airline sample's policy (changed by ``edit`` when given), its real
+    tool server and a fake upstream, as ``support.airline.airline_runtime`` serves them."""
+    with airline_tools() as tools:
+        configmap = ConfigMapDir(tmp_path / "guardrails")
+        policy = airline_policy(tools.base_url)
+        configmap.write(edit(policy) if edit is not None else policy)
+        fake = FakeLLM().start()
+        try:
+            with app_runtime(
+                {
+                    "OUTPUT_GUARDRAILS_ENABLED": True,
+                    "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),
+                    "LLM_INFERENCE_URL": fake.base_url,
+                    "LLM_MODEL": "fake-model",
+                    "RUNTIME_API_KEY": api_key,
+                }
+            ) as runtime:
+                headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+                yield AirlineApp(runtime, fake, tools, configmap, headers)
+        finally:
+            fake.stop()
