@@ -1,18 +1,17 @@
-"""/v1/chat/completions through the official openai client against a real runtime process
-forwarding to a fake OpenAI-protocol upstream."""
+"""/v1/chat/completions through the official openai client against the runtime's app (in
+process) forwarding to a fake OpenAI-protocol upstream over real HTTP."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
-import httpx
 import openai
 import pytest
 
 from support.fake_llm import FakeLLM
-from support.runtime import RuntimeProcess, free_port, guarded_runtime
-from support.runtime import openai_client as client_for
+from support.inprocess import AppRuntime, guarded_app
+from support.inprocess import openai_client as client_for
+from support.runtime import free_port
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
@@ -31,18 +30,18 @@ scanners:
 @pytest.fixture(scope="module")
 def guarded_server(
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[RuntimeProcess, FakeLLM]]:
+) -> Iterator[tuple[AppRuntime, FakeLLM]]:
     env = {
         "LLM_ACCESS_SECRET": "upstream-secret-value",
         "LLM_MODEL": "fake-model",
         "LLM_TIMEOUT_SECONDS": "1.5",
     }
-    with guarded_runtime(tmp_path_factory.mktemp("guarded"), BLOCK_POLICY, env) as served:
+    with guarded_app(tmp_path_factory.mktemp("guarded"), BLOCK_POLICY, env) as served:
         yield served
 
 
 @pytest.fixture
-def guarded(guarded_server: tuple[RuntimeProcess, FakeLLM]) -> tuple[RuntimeProcess, FakeLLM]:
+def guarded(guarded_server: tuple[AppRuntime, FakeLLM]) -> tuple[AppRuntime, FakeLLM]:
     """The shared server, with the fake upstream back to its defaults."""
     runtime, fake = guarded_server
     fresh = FakeLLM()
@@ -51,7 +50,7 @@ def guarded(guarded_server: tuple[RuntimeProcess, FakeLLM]) -> tuple[RuntimeProc
     return runtime, fake
 
 
-def ask(runtime: RuntimeProcess, text: str = "hi") -> openai.types.chat.ChatCompletion:
+def ask(runtime: AppRuntime, text: str = "hi") -> openai.types.chat.ChatCompletion:
     return client_for(runtime).chat.completions.create(
         model="fake-model", messages=[{"role": "user", "content": text}]
     )
@@ -167,15 +166,15 @@ def test_upstream_failures_map_to_clear_statuses(guarded, setup, status, fragmen
     assert runtime.metric("rag_chat_requests_total", status="failure") == before + 1
 
 
-def test_unreachable_upstream_is_502(runtime_factory, tmp_path: Path) -> None:
-    runtime = runtime_factory(
+def test_unreachable_upstream_is_502(app_factory) -> None:
+    runtime = app_factory(
         {"LLM_INFERENCE_URL": f"http://127.0.0.1:{free_port()}/v1/chat/completions"}
     )
     with pytest.raises(openai.APIStatusError) as caught:
         ask(runtime)
     assert caught.value.status_code == 502
     assert "unreachable" in caught.value.response.json()["detail"]
-    assert runtime.metric("rag_llm_upstream_errors_total", reason="unreachable") == 1
+    assert runtime.counted("rag_llm_upstream_errors_total", reason="unreachable") == 1
 
 
 def test_models_are_listed_from_upstream(guarded) -> None:
@@ -208,7 +207,7 @@ def test_models_are_listed_from_upstream(guarded) -> None:
 def test_bad_requests_get_a_json_detail(guarded, body, status) -> None:
     runtime, fake = guarded
     calls = len(fake.requests)
-    response = httpx.post(f"{runtime.base_url}/v1/chat/completions", json=body, timeout=10)
+    response = runtime.client.post("/v1/chat/completions", json=body)
     assert response.status_code == status
     assert "detail" in response.json()
     assert len(fake.requests) == calls  # nothing reached the upstream
@@ -216,11 +215,10 @@ def test_bad_requests_get_a_json_detail(guarded, body, status) -> None:
 
 def test_invalid_json_body_is_rejected(guarded) -> None:
     runtime, _ = guarded
-    response = httpx.post(
-        f"{runtime.base_url}/v1/chat/completions",
+    response = runtime.client.post(
+        "/v1/chat/completions",
         content=b"{not json",
         headers={"content-type": "application/json"},
-        timeout=10,
     )
     assert response.status_code == 422
     assert "detail" in response.json()
