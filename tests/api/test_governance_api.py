@@ -333,4 +333,5 @@ def test_every_governance_route_needs_the_api_key(airline: AirlineRuntime) -> No
     ]:
         response = httpx.request(method, f"{base}{path}", json={}, timeout=10)
         assert response.status_code == 401, (method, path)
-        assert response.json() == {"detail": "missing or invalid API key"}
+        assert response.json()["detail"] == "missing or invalid API key"
+        assert response.json()["error"]["type"] == "authentication_error"

@@ -1,6 +1,6 @@
 """The README's "Governed tool calls over HTTP" runs as written: the sample's tool server and
 ``sentinel serve --policy`` started by the README's commands (on free ports), then its Python
-snippets (the seed's conversation over HTTP, then a chat completion whose proposed refund is
+snippets (the airline conversation over HTTP, then a chat completion whose proposed refund is
 removed) print what the README shows. The upstream model is the fake one, proposing the
 refund the README describes."""
 
@@ -74,7 +74,7 @@ def test_the_http_snippets_run_against_the_commands_of_the_readme(tmp_path: Path
                 exec(compile(code, "README.md", "exec"), namespace)
             return out.getvalue().splitlines()
 
-        assert run(snippets[0]) == _shown("The seed's conversation over HTTP")
+        assert run(snippets[0]) == _shown("The airline conversation over HTTP")
 
         fake.message = tool_calls_message(
             tool_call("call_1", "refund_booking", {"booking_id": "bk_789"})

@@ -1,4 +1,5 @@
-"""Retrieval quality signals of the RAG MVP contract (docs/contracts.md): confidence and freshness of what was retrieved.
+"""Retrieval quality signals of the RAG MVP contract (docs/contracts.md): confidence and
+freshness of what was retrieved.
 
 Pure: hits and a clock in, a JSON-ready mapping out. ``similarity`` is the dense cosine
 similarity of each hit, so the signals mean the same whatever fused the ranking.
