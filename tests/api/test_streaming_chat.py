@@ -1,6 +1,7 @@
 """``stream: true`` on /v1/chat/completions without an index: the official openai client and raw
-server-sent events against a real ``sentinel serve`` process, forwarding to a fake upstream
-that streams (see ``support.fake_llm``)."""
+server-sent events against the runtime's app (in process; a real ``sentinel serve`` where the
+client's connection is under test), forwarding to a fake upstream that streams over real HTTP
+(see ``support.fake_llm``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import dataclasses
 import json
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,8 +21,9 @@ from sentinel_runtime.guardrails.policy import parse_policy
 from sentinel_runtime.guardrails.streaming import StreamGuard
 from support.configmap import ConfigMapDir
 from support.fake_llm import FakeLLM
+from support.inprocess import AppRuntime, guarded_app
+from support.inprocess import openai_client as client_for
 from support.runtime import RuntimeProcess, guarded_runtime
-from support.runtime import openai_client as client_for
 from support.scanners import SLOW_PATTERN, SLOW_TEXT
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
@@ -70,7 +73,7 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
     return False
 
 
-def stream(runtime: RuntimeProcess, text: str = "hi", **kwargs: Any) -> list[Any]:
+def stream(runtime: AppRuntime, text: str = "hi", **kwargs: Any) -> list[Any]:
     """Every chunk the openai client yields for one streamed request."""
     return list(
         client_for(runtime).chat.completions.create(
@@ -83,37 +86,38 @@ def content(chunks: list[Any]) -> str:
     return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
 
 
-def ask(runtime: RuntimeProcess, text: str = "hi") -> Any:
+def ask(runtime: AppRuntime, text: str = "hi") -> Any:
     return client_for(runtime).chat.completions.create(
         model="fake-model", messages=[{"role": "user", "content": text}]
     )
 
 
-def raw_events(runtime: RuntimeProcess, body: dict[str, Any]) -> tuple[httpx.Response, list[str]]:
+def raw_events(runtime: AppRuntime, body: dict[str, Any]) -> tuple[httpx.Response, list[str]]:
     """The ``data`` of every server-sent event of one request, read with plain httpx."""
     payload = {"messages": [{"role": "user", "content": "hi"}], "stream": True, **body}
-    with httpx.stream(
-        "POST", f"{runtime.base_url}/v1/chat/completions", json=payload, timeout=30
-    ) as response:
+    with runtime.client.stream("POST", "/v1/chat/completions", json=payload) as response:
         lines = [line for line in response.iter_lines() if line]
     assert all(line.startswith("data: ") for line in lines), lines
     return response, [line.removeprefix("data: ") for line in lines]
 
 
-def audit_record(runtime: RuntimeProcess, request_id: str | None = None) -> dict[str, Any]:
+def audit_record(
+    runtime: AppRuntime | RuntimeProcess, request_id: str | None = None
+) -> dict[str, Any]:
     params: dict[str, Any] = {"limit": 1}
     if request_id:
         params["request_id"] = request_id
-    records = httpx.get(f"{runtime.base_url}/v1/audit", params=params, timeout=10).json()
-    return records["records"][0]
+    return runtime.client.get("/v1/audit", params=params).json()["records"][0]
+
+
+ENV = {"LLM_MODEL": "fake-model", "LLM_TIMEOUT_SECONDS": "1.5"}
 
 
 @pytest.fixture(scope="module")
 def guarded_server(
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[RuntimeProcess, FakeLLM]]:
-    env = {"LLM_MODEL": "fake-model", "LLM_TIMEOUT_SECONDS": "1.5"}
-    with guarded_runtime(tmp_path_factory.mktemp("streaming"), POLICY, env) as served:
+) -> Iterator[tuple[AppRuntime, FakeLLM]]:
+    with guarded_app(tmp_path_factory.mktemp("streaming"), POLICY, ENV) as served:
         yield served
 
 
@@ -129,7 +133,7 @@ def reset(fake: FakeLLM) -> FakeLLM:
 
 
 @pytest.fixture
-def guarded(guarded_server: tuple[RuntimeProcess, FakeLLM]) -> tuple[RuntimeProcess, FakeLLM]:
+def guarded(guarded_server: tuple[AppRuntime, FakeLLM]) -> tuple[AppRuntime, FakeLLM]:
     """The shared server, with the fake upstream back to its defaults."""
     runtime, fake = guarded_server
     return runtime, reset(fake)
@@ -348,8 +352,16 @@ def test_an_upstream_error_mid_stream_ends_with_an_error_event_and_no_unscanned_
 # --- the client goes away ----------------------------------------------------------------------
 
 
-def test_client_disconnect_closes_the_upstream_request(guarded) -> None:
-    runtime, fake = guarded
+@pytest.fixture
+def guarded_process(tmp_path: Path) -> Iterator[tuple[RuntimeProcess, FakeLLM]]:
+    """A real ``sentinel serve`` like ``guarded_server``, for what needs its connections."""
+    with guarded_runtime(tmp_path, POLICY, ENV) as served:
+        yield served
+
+
+def test_client_disconnect_closes_the_upstream_request(guarded_process) -> None:
+    # A real server: the client closing its TCP connection mid-stream is what is under test.
+    runtime, fake = guarded_process
     fake.content = filler(12_000)
     fake.piece_chars = 40
     fake.piece_delay = 0.05  # 300 pieces: 15 s if nobody stops it
@@ -414,7 +426,7 @@ def test_bad_streamed_requests_get_a_json_status_before_any_event(guarded, extra
     runtime, fake = guarded
     calls = len(fake.requests)
     payload = {"messages": [{"role": "user", "content": "x"}], "stream": True, **extra}
-    response = httpx.post(f"{runtime.base_url}/v1/chat/completions", json=payload, timeout=10)
+    response = runtime.client.post("/v1/chat/completions", json=payload)
     assert response.status_code == status
     assert "detail" in response.json()
     assert len(fake.requests) == calls
@@ -424,12 +436,12 @@ def test_bad_streamed_requests_get_a_json_status_before_any_event(guarded, extra
 
 
 def test_a_fail_closed_scanner_error_mid_stream_ends_with_an_error_event(
-    runtime_factory, fake_llm: FakeLLM, configmap: ConfigMapDir
+    app_factory, fake_llm: FakeLLM, configmap: ConfigMapDir
 ) -> None:
     configmap.write(
         f"scanners:\n  - type: regex\n    failMode: closed\n    patterns: ['{SLOW_PATTERN}']\n"
     )
-    runtime = runtime_factory(
+    runtime = app_factory(
         {
             "OUTPUT_GUARDRAILS_ENABLED": "true",
             "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),
@@ -455,17 +467,16 @@ def test_a_fail_closed_scanner_error_mid_stream_ends_with_an_error_event(
     assert sent and fake_llm.content.startswith(sent)  # released before the failure
     assert "abcabc" not in sent and "after it" not in sent
     assert (
-        runtime.metric("output_guardrails_scanner_errors_total", type="regex", fail_mode="closed")
+        runtime.counted("output_guardrails_scanner_errors_total", type="regex", fail_mode="closed")
         == 1
     )
-    assert runtime.metric("rag_chat_requests_total", status="failure") == 1
+    assert runtime.counted("rag_chat_requests_total", status="failure") == 1
     assert audit_record(runtime)["stream"]["end"] == "guardrails_error"
 
 
-def test_without_guardrails_deltas_pass_straight_through(runtime_factory, fake_llm) -> None:
-    runtime = runtime_factory(
-        {"OUTPUT_GUARDRAILS_ENABLED": "false", "LLM_INFERENCE_URL": fake_llm.base_url},
-        ("--no-guardrails",),
+def test_without_guardrails_deltas_pass_straight_through(app_factory, fake_llm) -> None:
+    runtime = app_factory(
+        {"OUTPUT_GUARDRAILS_ENABLED": "false", "LLM_INFERENCE_URL": fake_llm.base_url}
     )
     fake_llm.pieces = ["key ", AWS_KEY[:7], AWS_KEY[7:], " in ", "pieces"]
     fake_llm.piece_delay = 0.05  # one network read each (what arrives together leaves together)
@@ -480,8 +491,8 @@ def test_without_guardrails_deltas_pass_straight_through(runtime_factory, fake_l
     assert sentinel["stream"]["firstTokenAfterChars"] == len(fake_llm.pieces[0])
 
 
-def test_the_built_in_generator_streams_its_echo_scanned(runtime_factory) -> None:
-    runtime = runtime_factory({"OUTPUT_GUARDRAILS_ENABLED": "true"})  # the default policy
+def test_the_built_in_generator_streams_its_echo_scanned(app_factory) -> None:
+    runtime = app_factory({"OUTPUT_GUARDRAILS_ENABLED": "true"})  # the default policy
     question = f"my key is {AWS_KEY}, mail me at bob@example.com " + filler(900)
 
     chunks = stream(runtime, question)
@@ -491,8 +502,8 @@ def test_the_built_in_generator_streams_its_echo_scanned(runtime_factory) -> Non
     assert chunks[-1].model_extra["sentinel"]["generator"] == "embedded"
 
 
-def test_streams_need_a_policy_when_guardrails_are_on(runtime_factory, configmap) -> None:
-    runtime = runtime_factory(
+def test_streams_need_a_policy_when_guardrails_are_on(app_factory, configmap) -> None:
+    runtime = app_factory(
         {
             "OUTPUT_GUARDRAILS_ENABLED": "true",
             "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),  # never written
@@ -505,20 +516,20 @@ def test_streams_need_a_policy_when_guardrails_are_on(runtime_factory, configmap
 
 
 def test_a_stream_finishes_under_the_policy_it_started_with(
-    runtime_factory, fake_llm: FakeLLM, configmap: ConfigMapDir
+    app_factory, fake_llm: FakeLLM, configmap: ConfigMapDir
 ) -> None:
     old = "scanners:\n  - {type: ban_substrings, action: redact, substrings: [alpha]}\n"
     new = old.replace("[alpha]", "[beta]")
     configmap.write(old)
-    runtime = runtime_factory(
+    runtime = app_factory(
         {
             "OUTPUT_GUARDRAILS_ENABLED": "true",
             "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),
             "LLM_INFERENCE_URL": fake_llm.base_url,
         }
     )
-    policy_url = f"{runtime.base_url}/v1/guardrails/policy"
-    old_hash = httpx.get(policy_url, timeout=5).json()["sha256"]
+    policy_url = "/v1/guardrails/policy"
+    old_hash = runtime.client.get(policy_url).json()["sha256"]
     fake_llm.pieces = ["alpha ", "beta "] * 60
     fake_llm.piece_delay = 0.05  # 6 s of streaming
 
@@ -530,7 +541,9 @@ def test_a_stream_finishes_under_the_policy_it_started_with(
         received.append(chunk)
         if not swapped_after and content(received):
             configmap.write(new)  # mid-stream: wait until the new policy is active
-            assert wait_until(lambda: httpx.get(policy_url).json()["sha256"] != old_hash, 5)
+            assert wait_until(
+                lambda: runtime.client.get(policy_url).json()["sha256"] != old_hash, 5
+            )
             swapped_after = len(content(received))
 
     text = content(received)
@@ -538,16 +551,17 @@ def test_a_stream_finishes_under_the_policy_it_started_with(
     assert text == "[REDACTED] beta " * 60  # the old policy, to the end
     assert received[-1].model_extra["sentinel"]["guardrails"]["policyHash"] == old_hash
 
+    fake_llm.piece_delay = 0.0  # the next request's pace is not under test
     after = stream(runtime)
     assert content(after) == "alpha [REDACTED] " * 60  # the next request: the new policy
     assert after[-1].model_extra["sentinel"]["guardrails"]["policyHash"] != old_hash
 
 
 def test_reading_time_truncation_ends_the_stream_with_length(
-    runtime_factory, fake_llm: FakeLLM, configmap: ConfigMapDir
+    app_factory, fake_llm: FakeLLM, configmap: ConfigMapDir
 ) -> None:
     configmap.write("scanners:\n  - {type: reading_time, maxTime: 0.1, truncate: true}\n")
-    runtime = runtime_factory(
+    runtime = app_factory(
         {
             "OUTPUT_GUARDRAILS_ENABLED": "true",
             "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),
@@ -567,13 +581,13 @@ def test_reading_time_truncation_ends_the_stream_with_length(
 
 
 def test_a_whole_text_scanner_holds_the_answer_to_its_end(
-    runtime_factory, fake_llm: FakeLLM, configmap: ConfigMapDir
+    app_factory, fake_llm: FakeLLM, configmap: ConfigMapDir
 ) -> None:
     configmap.write(
         "scanners:\n  - {type: json, repair: true}\n"
         "  - {type: regex, patterns: ['\\bAKIA[0-9A-Z]{16}\\b']}\n"
     )
-    runtime = runtime_factory(
+    runtime = app_factory(
         {
             "OUTPUT_GUARDRAILS_ENABLED": "true",
             "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),
