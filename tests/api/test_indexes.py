@@ -1,5 +1,6 @@
-"""KAITO's index API against a real ``sentinel serve`` process over HTTP: index, list,
-retrieve, update, delete, persist, load, and a restart that finds everything again."""
+"""KAITO's index API against the runtime's app in process: index, list, retrieve, update,
+delete, persist, load; and, against real ``sentinel serve`` processes, a restart (after a
+graceful stop or a kill) that finds everything again."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import httpx
 import pytest
 
 from support.fake_embeddings import FakeEmbeddings
-from support.runtime import RuntimeProcess, start_runtime
+from support.inprocess import AppRuntime, app_runtime
+from support.runtime import RuntimeProcess
 
 NO_DEMO = {"DEMO_CORPUS": "false"}  # only the documents each test indexes
 DOCS = [
@@ -32,21 +34,18 @@ DOCS = [
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RuntimeProcess, Path]]:
-    tmp_path = tmp_path_factory.mktemp("indexes")
-    persist = tmp_path / "persist"
-    runtime = start_runtime(tmp_path, {**NO_DEMO, "VECTOR_DB_PERSIST_DIR": str(persist)})
-    yield runtime, persist
-    runtime.stop()
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AppRuntime, Path]]:
+    persist = tmp_path_factory.mktemp("indexes") / "persist"
+    with app_runtime({**NO_DEMO, "VECTOR_DB_PERSIST_DIR": str(persist)}) as runtime:
+        yield runtime, persist
 
 
 @pytest.fixture
-def api(served: tuple[RuntimeProcess, Path]) -> Iterator[httpx.Client]:
-    runtime, _ = served
-    with httpx.Client(base_url=runtime.base_url, timeout=30) as client:
-        for name in client.get("/indexes").json():
-            client.delete(f"/indexes/{name}")
-        yield client
+def api(served: tuple[AppRuntime, Path]) -> httpx.Client:
+    client = served[0].client
+    for name in client.get("/indexes").json():
+        client.delete(f"/indexes/{name}")
+    return client
 
 
 def index(api: httpx.Client, name: str = "kb", docs: list[dict[str, Any]] = DOCS) -> list[dict]:
@@ -179,7 +178,7 @@ def test_bad_requests_get_a_clear_json_detail_and_change_nothing(
 
 
 def test_persist_and_load_inside_the_persist_dir(
-    api: httpx.Client, served: tuple[RuntimeProcess, Path]
+    api: httpx.Client, served: tuple[AppRuntime, Path]
 ) -> None:
     _, persist = served
     index(api)
@@ -193,9 +192,7 @@ def test_persist_and_load_inside_the_persist_dir(
     assert api.get("/indexes/kb/documents").json()["total_items"] == 3
 
 
-def test_delete_index_removes_its_file(
-    api: httpx.Client, served: tuple[RuntimeProcess, Path]
-) -> None:
+def test_delete_index_removes_its_file(api: httpx.Client, served: tuple[AppRuntime, Path]) -> None:
     _, persist = served
     index(api, "gone")
     assert (persist / "gone.sentinel-index").is_file()
@@ -215,9 +212,12 @@ def test_delete_index_removes_its_file(
 )
 def test_a_restarted_runtime_finds_its_indexes(
     runtime_factory: Callable[..., RuntimeProcess],
+    app_factory: Callable[..., AppRuntime],
     tmp_path: Path,
     stop: Callable[[RuntimeProcess], object],
 ) -> None:
+    # A real process first: what its SIGTERM or SIGKILL leaves on disk is under test; the
+    # runtime that reads it back at start may be the app in process.
     env = {**NO_DEMO, "VECTOR_DB_PERSIST_DIR": str(tmp_path / "persist")}
     first = runtime_factory(env)
     with httpx.Client(base_url=first.base_url, timeout=30) as api:
@@ -226,26 +226,22 @@ def test_a_restarted_runtime_finds_its_indexes(
         api.post("/indexes/kb/documents/delete", json={"doc_ids": ["shipping"]})
     stop(first)
 
-    second = runtime_factory(env)
-    with httpx.Client(base_url=second.base_url, timeout=30) as api:
-        assert api.get("/indexes").json() == ["kb", "second"]
-        docs = api.get("/indexes/kb/documents").json()
-        assert [d["doc_id"] for d in docs["documents"]][:1] == ["refunds"] and docs[
-            "total_items"
-        ] == 2
-        hits = api.post("/retrieve", json={"index_name": "kb", "query": "refund receipt"}).json()
-        assert hits["results"][0]["node_id"] == "refunds#p0"
+    api = app_factory(env).client
+    assert api.get("/indexes").json() == ["kb", "second"]
+    docs = api.get("/indexes/kb/documents").json()
+    assert [d["doc_id"] for d in docs["documents"]][:1] == ["refunds"] and docs["total_items"] == 2
+    hits = api.post("/retrieve", json={"index_name": "kb", "query": "refund receipt"}).json()
+    assert hits["results"][0]["node_id"] == "refunds#p0"
 
 
 def test_without_a_persist_dir_indexes_live_in_memory_and_persist_is_refused(
-    runtime_factory: Callable[..., RuntimeProcess],
+    app_factory: Callable[..., AppRuntime],
 ) -> None:
-    runtime = runtime_factory(NO_DEMO)
-    with httpx.Client(base_url=runtime.base_url, timeout=30) as api:
-        index(api)
-        response = api.post("/persist/kb")
-        assert response.status_code == 400
-        assert "VECTOR_DB_PERSIST_DIR" in response.json()["detail"]
+    api = app_factory(NO_DEMO).client
+    index(api)
+    response = api.post("/persist/kb")
+    assert response.status_code == 400
+    assert "VECTOR_DB_PERSIST_DIR" in response.json()["detail"]
 
 
 @pytest.fixture
@@ -256,9 +252,9 @@ def embeddings() -> Iterator[FakeEmbeddings]:
 
 
 def test_a_remote_embedder_indexes_and_its_failure_is_a_502(
-    runtime_factory: Callable[..., RuntimeProcess], embeddings: FakeEmbeddings
+    app_factory: Callable[..., AppRuntime], embeddings: FakeEmbeddings
 ) -> None:
-    runtime = runtime_factory(
+    runtime = app_factory(
         {
             **NO_DEMO,
             "EMBEDDING_TYPE": "remote",
@@ -267,24 +263,24 @@ def test_a_remote_embedder_indexes_and_its_failure_is_a_502(
             "EMBEDDING_MODEL_ID": "fake-embed",
         }
     )
-    with httpx.Client(base_url=runtime.base_url, timeout=30) as api:
-        index(api)
-        assert embeddings.requests[0]["headers"]["Authorization"] == "Bearer embed-secret"
-        hits = api.post("/retrieve", json={"index_name": "kb", "query": "refund", "top_k": 3})
-        assert hits.json()["count"] == 3
+    api = runtime.client
+    index(api)
+    assert embeddings.requests[0]["headers"]["Authorization"] == "Bearer embed-secret"
+    hits = api.post("/retrieve", json={"index_name": "kb", "query": "refund", "top_k": 3})
+    assert hits.json()["count"] == 3
 
-        embeddings.status = 500
-        response = api.post("/index", json={"index_name": "kb", "documents": [{"text": "new"}]})
-        assert response.status_code == 502
-        assert "answered HTTP 500" in response.json()["detail"]
-        assert api.get("/indexes/kb/documents").json()["total_items"] == 3
+    embeddings.status = 500
+    response = api.post("/index", json={"index_name": "kb", "documents": [{"text": "new"}]})
+    assert response.status_code == 502
+    assert "answered HTTP 500" in response.json()["detail"]
+    assert api.get("/indexes/kb/documents").json()["total_items"] == 3
     assert "embed-secret" not in runtime.logs()
 
 
 def test_the_index_api_needs_the_runtime_api_key(
-    runtime_factory: Callable[..., RuntimeProcess],
+    app_factory: Callable[..., AppRuntime],
 ) -> None:
-    runtime = runtime_factory({**NO_DEMO, "RUNTIME_API_KEY": "k3y"})
-    assert httpx.get(f"{runtime.base_url}/indexes").status_code == 401
-    ok = httpx.get(f"{runtime.base_url}/indexes", headers={"Authorization": "Bearer k3y"})
+    api = app_factory({**NO_DEMO, "RUNTIME_API_KEY": "k3y"}).client
+    assert api.get("/indexes").status_code == 401
+    ok = api.get("/indexes", headers={"Authorization": "Bearer k3y"})
     assert ok.status_code == 200 and ok.json() == []
