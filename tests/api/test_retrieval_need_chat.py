@@ -1,4 +1,4 @@
-"""Questions about an indexed corpus are retrieved for, through a real ``sentinel serve``.
+"""Questions about an indexed corpus are retrieved for, through the runtime's app (in process).
 
 "What is Kestrel?" once counted as self-contained and skipped retrieval, so a question about
 the user's own corpus was answered "not in the documents". Here an index of invented
@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import openai
 import pytest
 
 from sentinel_runtime.pipeline.citations import INSUFFICIENT_ANSWER
-from support.runtime import RuntimeProcess, openai_client, start_runtime
+from support.inprocess import app_runtime
 
 INDEX = "acme-kb"
 DOCS = [
@@ -53,19 +52,11 @@ DOCS = [
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[openai.OpenAI]:
-    tmp_path = tmp_path_factory.mktemp("retrieval-need")
-    runtime: RuntimeProcess = start_runtime(tmp_path, {"DEMO_CORPUS": "false"})
-    try:
-        response = httpx.post(
-            f"{runtime.base_url}/index",
-            json={"index_name": INDEX, "documents": DOCS},
-            timeout=30,
-        )
+def client() -> Iterator[openai.OpenAI]:
+    with app_runtime({"DEMO_CORPUS": "false"}) as runtime:
+        response = runtime.client.post("/index", json={"index_name": INDEX, "documents": DOCS})
         assert response.status_code == 200, response.text
-        yield openai_client(runtime)
-    finally:
-        runtime.stop()
+        yield runtime.openai()
 
 
 def ask(client: openai.OpenAI, question: str) -> tuple[str, dict[str, Any]]:
