@@ -1,5 +1,6 @@
-"""Every ``/v1/governance`` endpoint over HTTP, errors included, against a real runtime with
-the airline sample's policy and its real tool server; the runtime requires an API key."""
+"""Every ``/v1/governance`` endpoint over HTTP, errors included, against the runtime's app (in
+process) with the airline sample's policy and its real tool server; the runtime requires an API
+key."""
 
 from __future__ import annotations
 
@@ -9,19 +10,19 @@ from typing import Any
 import httpx
 import pytest
 
-from support.airline import AirlineRuntime, airline_runtime
+from support.inprocess import AirlineApp, airline_app
 
 API_KEY = "governance-test-key"
 
 
 @pytest.fixture(scope="module")
-def airline_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirlineRuntime]:
-    with airline_runtime(tmp_path_factory.mktemp("governance-api"), api_key=API_KEY) as runtime:
+def airline_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirlineApp]:
+    with airline_app(tmp_path_factory.mktemp("governance-api"), api_key=API_KEY) as runtime:
         yield runtime
 
 
 @pytest.fixture
-def airline(airline_server: AirlineRuntime) -> AirlineRuntime:
+def airline(airline_server: AirlineApp) -> AirlineApp:
     airline_server.reset()
     return airline_server
 
@@ -42,7 +43,7 @@ def _error(response: httpx.Response, status: int, kind: str | None = None) -> st
     return body["detail"]
 
 
-def test_the_focus_shift_conversation_of_the_seed(airline: AirlineRuntime) -> None:
+def test_the_focus_shift_conversation_of_the_seed(airline: AirlineApp) -> None:
     # Step 1: the application opens the session with the logged-in user.
     session = airline.open_session(list_bookings=False)
     # Steps 2-3: "check my booking BK-789": the agent lists the user's bookings, binds one.
@@ -96,7 +97,7 @@ def test_the_focus_shift_conversation_of_the_seed(airline: AirlineRuntime) -> No
     assert 0 < status["expiresIn"] <= 60  # the sample's flight_status TTL
 
 
-def test_query_results_blocked_and_disproven(airline: AirlineRuntime) -> None:
+def test_query_results_blocked_and_disproven(airline: AirlineApp) -> None:
     session = airline.open_session()
     eligible = "user_booking(current_user, B), eligible_for_refund(current_user, B)"
     proven = _ok(airline.post("/v1/governance/query", {"session_id": session, "goal": eligible}))
@@ -121,7 +122,7 @@ def test_query_results_blocked_and_disproven(airline: AirlineRuntime) -> None:
     assert needs["blockers"][0]["kind"] == "unbound_context"
 
 
-def test_answer_establishes_an_askable_fact(airline: AirlineRuntime) -> None:
+def test_answer_establishes_an_askable_fact(airline: AirlineApp) -> None:
     session = airline.open_session()
     airline.post(
         "/v1/governance/context",
@@ -155,7 +156,7 @@ def test_answer_establishes_an_askable_fact(airline: AirlineRuntime) -> None:
     assert "not ground" in _error(not_ground, 422, "invalid_fact")
 
 
-def test_invoke_refuses_with_the_reason_and_calls_when_allowed(airline: AirlineRuntime) -> None:
+def test_invoke_refuses_with_the_reason_and_calls_when_allowed(airline: AirlineApp) -> None:
     session = airline.open_session()
     refused = airline.post(
         "/v1/governance/invoke",
@@ -187,7 +188,7 @@ def test_invoke_refuses_with_the_reason_and_calls_when_allowed(airline: AirlineR
     assert "strict mode: argument user_id=u_999" in _error(others, 403)
 
 
-def test_tools_are_openai_function_schemas(airline: AirlineRuntime) -> None:
+def test_tools_are_openai_function_schemas(airline: AirlineApp) -> None:
     listed = _ok(airline.get("/v1/governance/tools"))
     assert listed["strict"] is True
     names = [t["function"]["name"] for t in listed["tools"]]
@@ -207,7 +208,7 @@ def test_tools_are_openai_function_schemas(airline: AirlineRuntime) -> None:
     }
 
 
-def test_the_rulebase_and_the_policy_name_the_same_version(airline: AirlineRuntime) -> None:
+def test_the_rulebase_and_the_policy_name_the_same_version(airline: AirlineApp) -> None:
     rulebase = _ok(airline.get("/v1/governance/rulebase"))
     policy = _ok(airline.get("/v1/guardrails/policy"))
     assert rulebase["active"] is True and rulebase["error"] is None
@@ -216,10 +217,10 @@ def test_the_rulebase_and_the_policy_name_the_same_version(airline: AirlineRunti
     assert rulebase["rulebase"]["strict"] is True
     assert rulebase["rulebase"]["guards"]["get_booking"] == "user_booking(current_user, Booking)"
     assert '"event": "governance_rulebase_loaded"' in airline.runtime.logs()
-    assert airline.runtime.metric("governance_rulebase_loads_total", result="success") == 1
+    assert airline.runtime.counted("governance_rulebase_loads_total", result="success") == 1
 
 
-def test_sessions_open_once_and_close(airline: AirlineRuntime) -> None:
+def test_sessions_open_once_and_close(airline: AirlineApp) -> None:
     opened = _ok(airline.post("/v1/governance/sessions", {}), 201)
     session = opened["sessionId"]
     assert session.startswith("gs-")
@@ -269,7 +270,7 @@ def test_sessions_open_once_and_close(airline: AirlineRuntime) -> None:
     ],
 )
 def test_a_goal_that_cannot_be_solved_is_422_with_its_column(
-    airline: AirlineRuntime, goal: str, column: int, fragment: str
+    airline: AirlineApp, goal: str, column: int, fragment: str
 ) -> None:
     session = airline.open_session(list_bookings=False)
     response = airline.post("/v1/governance/query", {"session_id": session, "goal": goal})
@@ -278,7 +279,7 @@ def test_a_goal_that_cannot_be_solved_is_422_with_its_column(
     assert response.json()["column"] == column
 
 
-def test_unknown_sessions_tools_and_contexts_are_404(airline: AirlineRuntime) -> None:
+def test_unknown_sessions_tools_and_contexts_are_404(airline: AirlineApp) -> None:
     calls: list[tuple[str, str, dict[str, Any]]] = [
         ("post", "/v1/governance/query", {"goal": "user_booking(current_user, B)"}),
         ("post", "/v1/governance/context", {"name": "booking_of_interest", "value": "bk_1"}),
@@ -305,7 +306,7 @@ def test_unknown_sessions_tools_and_contexts_are_404(airline: AirlineRuntime) ->
     assert "strict mode" in _error(invented, 403, "not_established")
 
 
-def test_invalid_bodies_are_422_in_the_one_error_shape(airline: AirlineRuntime) -> None:
+def test_invalid_bodies_are_422_in_the_one_error_shape(airline: AirlineApp) -> None:
     for path, body in [
         ("/v1/governance/query", {"session_id": "s"}),
         ("/v1/governance/query", {"session_id": "", "goal": "x(a)"}),
@@ -318,8 +319,7 @@ def test_invalid_bodies_are_422_in_the_one_error_shape(airline: AirlineRuntime) 
     assert airline.get("/v1/governance/facts").status_code == 422
 
 
-def test_every_governance_route_needs_the_api_key(airline: AirlineRuntime) -> None:
-    base = airline.runtime.base_url
+def test_every_governance_route_needs_the_api_key(airline: AirlineApp) -> None:
     for method, path in [
         ("GET", "/v1/governance/rulebase"),
         ("GET", "/v1/governance/tools"),
@@ -331,7 +331,7 @@ def test_every_governance_route_needs_the_api_key(airline: AirlineRuntime) -> No
         ("POST", "/v1/governance/answer"),
         ("POST", "/v1/governance/invoke"),
     ]:
-        response = httpx.request(method, f"{base}{path}", json={}, timeout=10)
+        response = airline.runtime.client.request(method, path, json={})
         assert response.status_code == 401, (method, path)
         assert response.json()["detail"] == "missing or invalid API key"
         assert response.json()["error"]["type"] == "authentication_error"

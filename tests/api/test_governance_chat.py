@@ -1,5 +1,5 @@
 """Tool calls proposed by the upstream LLM are judged by their guards before the client sees
-them: a real ``sentinel serve`` with the airline sample's policy, the sample's real tool
+them: the runtime's app (in process) with the airline sample's policy, the sample's real tool
 server, a fake OpenAI-protocol upstream proposing the calls, and the official openai client."""
 
 from __future__ import annotations
@@ -11,28 +11,28 @@ from typing import Any
 import openai
 import pytest
 
-from support.airline import AirlineRuntime, airline_runtime
 from support.fake_llm import FakeLLM, tool_call
+from support.inprocess import AirlineApp, airline_app
 
 
 @pytest.fixture(scope="module")
-def airline_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirlineRuntime]:
-    with airline_runtime(tmp_path_factory.mktemp("governed-chat")) as runtime:
+def airline_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirlineApp]:
+    with airline_app(tmp_path_factory.mktemp("governed-chat")) as runtime:
         yield runtime
 
 
 @pytest.fixture
-def airline(airline_server: AirlineRuntime) -> AirlineRuntime:
+def airline(airline_server: AirlineApp) -> AirlineApp:
     airline_server.reset()
     return airline_server
 
 
-def _audit(airline: AirlineRuntime, request_id: str) -> dict[str, Any]:
+def _audit(airline: AirlineApp, request_id: str) -> dict[str, Any]:
     [record] = airline.get("/v1/audit", request_id=request_id).json()["records"]
     return record
 
 
-def test_a_refund_for_a_flight_that_flies_is_removed_and_explained(airline: AirlineRuntime) -> None:
+def test_a_refund_for_a_flight_that_flies_is_removed_and_explained(airline: AirlineApp) -> None:
     session = airline.open_session()
     airline.propose(tool_call("call_1", "refund_booking", {"booking_id": "bk_789"}))
     blocked_before = airline.runtime.metric(
@@ -73,7 +73,7 @@ def test_a_refund_for_a_flight_that_flies_is_removed_and_explained(airline: Airl
     assert '"event": "governance_tool_call_blocked"' in airline.runtime.logs()
 
 
-def test_the_cancelled_flights_refund_passes_once_confirmed(airline: AirlineRuntime) -> None:
+def test_the_cancelled_flights_refund_passes_once_confirmed(airline: AirlineApp) -> None:
     session = airline.open_session()
     refund = tool_call("call_9", "refund_booking", {"booking_id": "bk_456"})
     airline.propose(refund, content="I will refund it.")
@@ -117,7 +117,7 @@ def test_the_cancelled_flights_refund_passes_once_confirmed(airline: AirlineRunt
     assert airline.refunds() == [("refund_booking", {"booking_id": "bk_456"})]
 
 
-def test_allowed_calls_stay_and_only_the_blocked_one_is_removed(airline: AirlineRuntime) -> None:
+def test_allowed_calls_stay_and_only_the_blocked_one_is_removed(airline: AirlineApp) -> None:
     session = airline.open_session()
     keep = tool_call("call_a", "get_booking", {"booking_id": "bk_456"})
     drop = tool_call("call_b", "refund_booking", {"booking_id": "bk_789"})
@@ -133,7 +133,7 @@ def test_allowed_calls_stay_and_only_the_blocked_one_is_removed(airline: Airline
     assert verdicts == {"call_a": True, "call_b": False}
 
 
-def test_strict_mode_refuses_an_argument_no_fact_establishes(airline: AirlineRuntime) -> None:
+def test_strict_mode_refuses_an_argument_no_fact_establishes(airline: AirlineApp) -> None:
     session = airline.open_session()
     airline.propose(tool_call("call_x", "refund_booking", {"booking_id": "bk_999"}))
 
@@ -150,7 +150,7 @@ def test_strict_mode_refuses_an_argument_no_fact_establishes(airline: AirlineRun
     assert airline.tools.airline.calls == [("list_bookings", {"user_id": "u_123"})]
 
 
-def test_without_a_session_calls_are_judged_in_a_fresh_one(airline: AirlineRuntime) -> None:
+def test_without_a_session_calls_are_judged_in_a_fresh_one(airline: AirlineApp) -> None:
     # Nothing is established in a fresh session: in strict mode every literal is refused.
     airline.propose(
         tool_call("call_1", "refund_booking", {"booking_id": "bk_456"}),
@@ -169,7 +169,7 @@ def test_without_a_session_calls_are_judged_in_a_fresh_one(airline: AirlineRunti
     assert "Sentinel governance session" not in json.dumps(airline.fake.requests[-1]["json"])
 
 
-def test_the_sessions_facts_go_upstream_as_a_system_message(airline: AirlineRuntime) -> None:
+def test_the_sessions_facts_go_upstream_as_a_system_message(airline: AirlineApp) -> None:
     session = airline.open_session()
     tools = airline.get("/v1/governance/tools").json()
 
@@ -192,7 +192,7 @@ def test_the_sessions_facts_go_upstream_as_a_system_message(airline: AirlineRunt
     assert "user_booking(u_123, bk_789)  [list_bookings, valid " in system["content"]
 
 
-def test_an_unknown_session_is_refused_before_the_upstream(airline: AirlineRuntime) -> None:
+def test_an_unknown_session_is_refused_before_the_upstream(airline: AirlineApp) -> None:
     asked = len(airline.fake.requests)
     with pytest.raises(openai.NotFoundError) as caught:
         airline.chat("hi", "never-opened")
@@ -201,7 +201,7 @@ def test_an_unknown_session_is_refused_before_the_upstream(airline: AirlineRunti
     assert len(airline.fake.requests) == asked
 
 
-def test_streaming_with_tools_is_still_refused(airline: AirlineRuntime) -> None:
+def test_streaming_with_tools_is_still_refused(airline: AirlineApp) -> None:
     session = airline.open_session()
     with pytest.raises(openai.BadRequestError):
         airline.chat(

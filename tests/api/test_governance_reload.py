@@ -1,7 +1,8 @@
-"""The rulebase follows the policy file's hot reload in a real runtime: a good tools section
-swaps in with the scanners, a bad one keeps the previous rulebase (reported in the log, the
-metrics, ``GET /v1/governance/rulebase`` and ``GET /v1/guardrails/policy``), a policy without
-one turns governance off, and a bad one with nothing before it refuses every tool call."""
+"""The rulebase follows the policy file's hot reload in the runtime's app (in process, its
+reloader thread watching the file): a good tools section swaps in with the scanners, a bad one
+keeps the previous rulebase (reported in the log, the metrics, ``GET /v1/governance/rulebase``
+and ``GET /v1/guardrails/policy``), a policy without one turns governance off, and a bad one
+with nothing before it refuses every tool call."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import hashlib
 import time
 from typing import Any
 
-from support.airline import AirlineRuntime, airline_policy, airline_runtime
+from support.airline import airline_policy
 from support.fake_llm import tool_call
+from support.inprocess import AirlineApp, airline_app
 from support.runtime import free_port
 
 GOOD_RULE = "        flight_status(Flight, cancelled),"
@@ -22,7 +24,7 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _activate(airline: AirlineRuntime, text: str) -> None:
+def _activate(airline: AirlineApp, text: str) -> None:
     """Write the policy as the kubelet would and wait until the runtime serves it."""
     airline.configmap.write(text)
     deadline = time.monotonic() + 15
@@ -33,7 +35,7 @@ def _activate(airline: AirlineRuntime, text: str) -> None:
     raise AssertionError(f"the runtime never activated the policy:\n{airline.runtime.logs()}")
 
 
-def _rulebase(airline: AirlineRuntime) -> dict[str, Any]:
+def _rulebase(airline: AirlineApp) -> dict[str, Any]:
     response = airline.get("/v1/governance/rulebase")
     assert response.status_code == 200, response.text
     return response.json()
@@ -46,12 +48,12 @@ def _where(text: str, fragment: str) -> tuple[int, int]:
     raise AssertionError(fragment)
 
 
-def _count(airline: AirlineRuntime, event: str) -> int:
+def _count(airline: AirlineApp, event: str) -> int:
     return airline.runtime.logs().count(f'"event": "{event}"')
 
 
 def test_a_bad_tools_section_keeps_the_previous_rulebase_across_reloads(tmp_path) -> None:
-    with airline_runtime(tmp_path) as airline:
+    with airline_app(tmp_path) as airline:
         first = airline_policy(airline.tools.base_url)
         session = airline.open_session()
         assert _rulebase(airline)["policyHash"] == _sha(first)
@@ -62,7 +64,7 @@ def test_a_bad_tools_section_keeps_the_previous_rulebase_across_reloads(tmp_path
 
 
 def _a_bad_section_keeps_the_previous_rulebase(
-    airline: AirlineRuntime, session: str, first: str
+    airline: AirlineApp, session: str, first: str
 ) -> None:
     # Rules naming an unknown predicate: the scanners swap, the rulebase does not.
     bad = first.replace(GOOD_RULE, BAD_RULE)
@@ -79,7 +81,7 @@ def _a_bad_section_keeps_the_previous_rulebase(
     assert "flight_state" in issue["message"]
     assert airline.get("/v1/guardrails/policy").json()["governance"]["error"] == error
     assert _count(airline, "governance_rulebase_invalid") == 1
-    assert airline.runtime.metric("governance_rulebase_loads_total", result="invalid") == 1
+    assert airline.runtime.counted("governance_rulebase_loads_total", result="invalid") == 1
     assert airline.runtime.metric("governance_rulebase_rejected") == 1
     # The previous rulebase still judges: the session's refund of bk_789 stays blocked.
     airline.propose(tool_call("call_1", "refund_booking", {"booking_id": "bk_789"}))
@@ -87,7 +89,7 @@ def _a_bad_section_keeps_the_previous_rulebase(
     assert judged[0]["failedPrecondition"] == "eligible_for_refund(current_user, bk_789)"
 
 
-def _a_good_section_replaces_it(airline: AirlineRuntime, session: str) -> None:
+def _a_good_section_replaces_it(airline: AirlineApp, session: str) -> None:
     dead = f"http://127.0.0.1:{free_port()}"
     second = (
         "scanners:\n  - type: secrets\n"
@@ -104,7 +106,7 @@ def _a_good_section_replaces_it(airline: AirlineRuntime, session: str) -> None:
     tools = airline.get("/v1/governance/tools").json()["tools"]
     assert [t["function"]["name"] for t in tools] == ["ping"]
     assert airline.runtime.metric("governance_rulebase_rejected") == 0
-    assert airline.runtime.metric("governance_rulebase_loads_total", result="success") == 2
+    assert airline.runtime.counted("governance_rulebase_loads_total", result="success") == 2
     # Sessions outlive reloads; an allowed call that fails is a 502 with the verdict.
     failed = airline.post("/v1/governance/invoke", {"session_id": session, "tool": "ping"})
     assert failed.status_code == 502, failed.text
@@ -113,7 +115,7 @@ def _a_good_section_replaces_it(airline: AirlineRuntime, session: str) -> None:
     assert failed.json()["detail"].startswith("ping was allowed but failed: ")
 
 
-def _no_section_turns_governance_off(airline: AirlineRuntime, session: str) -> None:
+def _no_section_turns_governance_off(airline: AirlineApp, session: str) -> None:
     _activate(airline, NO_TOOLS)
     state = _rulebase(airline)
     assert (state["active"], state["policyHash"], state["error"]) == (False, None, None)
@@ -123,7 +125,7 @@ def _no_section_turns_governance_off(airline: AirlineRuntime, session: str) -> N
     assert off.status_code == 409
     assert off.json()["detail"] == "no rulebase is active: the policy has no tools section"
     assert airline.get("/v1/governance/tools").status_code == 409
-    assert airline.runtime.metric("governance_rulebase_loads_total", result="none") == 1
+    assert airline.runtime.counted("governance_rulebase_loads_total", result="none") == 1
     completion = airline.chat("Refund bk_789.", session)
     assert completion.choices[0].message.tool_calls[0].id == "call_1"
     [judged] = completion.model_extra["sentinel"]["toolCalls"]
@@ -132,7 +134,7 @@ def _no_section_turns_governance_off(airline: AirlineRuntime, session: str) -> N
 
 
 def _a_bad_section_with_nothing_before_refuses_every_call(
-    airline: AirlineRuntime, session: str
+    airline: AirlineApp, session: str
 ) -> None:
     bad = NO_TOOLS + "tools:\n  strict: maybe\n"
     _activate(airline, bad)
@@ -159,7 +161,7 @@ def test_a_runtime_started_with_a_bad_tools_section_has_no_rulebase(tmp_path) ->
     def broken(text: str) -> str:
         return text.replace(GOOD_RULE, BAD_RULE)
 
-    with airline_runtime(tmp_path, edit=broken) as airline:
+    with airline_app(tmp_path, edit=broken) as airline:
         policy = airline.get("/v1/guardrails/policy").json()
         text = airline.configmap.policy_path.read_text()
         assert policy["sha256"] == _sha(text)  # the scanners serve; the rulebase cannot
