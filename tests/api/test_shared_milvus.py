@@ -1,17 +1,16 @@
 """Two runtimes, one Milvus: documents indexed through one runtime answer questions asked of
-the other, as two replicas of one RAGEngine would (issue 8's done-when)."""
+the other, as two replicas of one RAGEngine would (issue 8's done-when). The runtimes are two
+apps in this process; Milvus is a real server."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
+from contextlib import ExitStack
 
-import httpx
 import pytest
-from openai import OpenAI
 
+from support.inprocess import AppRuntime, app_runtime
 from support.milvus import REASON, MilvusServer, binary
-from support.runtime import RuntimeProcess, start_runtime
 
 pytestmark = pytest.mark.skipif(binary() is None, reason=REASON)
 
@@ -23,33 +22,28 @@ POLICY_TEXT = (
 
 
 @pytest.fixture(scope="module")
-def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[RuntimeProcess]]:
+def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[AppRuntime]]:
     root = tmp_path_factory.mktemp("shared-milvus")
     milvus = MilvusServer(root / "milvus").start()
-    env = {
+    settings = {
         "VECTOR_DB_TYPE": "milvus",
         "VECTOR_DB_URL": milvus.url,
         "VECTOR_DB_COLLECTION_PREFIX": "shop_engine",
+        "DEMO_CORPUS": False,
     }
-    started: list[RuntimeProcess] = []
     try:
-        for name in ("a", "b"):
-            directory = root / name
-            directory.mkdir()
-            started.append(start_runtime(directory, env, ("--no-demo",)))
-        yield started
+        with ExitStack() as stack:
+            yield [stack.enter_context(app_runtime(settings)) for _ in ("a", "b")]
     finally:
-        for runtime in started:
-            runtime.stop()
         milvus.stop()
 
 
 def test_a_document_indexed_through_one_runtime_answers_on_the_other(
-    replicas: list[RuntimeProcess],
+    replicas: list[AppRuntime],
 ) -> None:
     writer, reader = replicas
-    indexed = httpx.post(
-        f"{writer.base_url}/index",
+    indexed = writer.client.post(
+        "/index",
         json={
             "index_name": "handbook",
             "documents": [
@@ -60,14 +54,12 @@ def test_a_document_indexed_through_one_runtime_answers_on_the_other(
                 }
             ],
         },
-        timeout=60,
     )
     assert indexed.status_code == 200, indexed.text
 
     # The reader never saw the request: it lists and answers from the shared store.
-    assert "handbook" in httpx.get(f"{reader.base_url}/indexes", timeout=30).json()
-    client = OpenAI(base_url=f"{reader.base_url}/v1", api_key="unused", max_retries=0)
-    reply = client.chat.completions.create(
+    assert "handbook" in reader.client.get("/indexes").json()
+    reply = reader.openai().chat.completions.create(
         model="sentinel-embedded",
         messages=[{"role": "user", "content": QUESTION}],
         extra_body={"index_name": "handbook"},
@@ -79,21 +71,16 @@ def test_a_document_indexed_through_one_runtime_answers_on_the_other(
     assert sentinel["decision"] in {"answer", "summary"}
 
     # A deletion through the reader is seen by the writer.
-    deleted = httpx.post(
-        f"{reader.base_url}/indexes/handbook/documents/delete",
-        json={"doc_ids": ["refunds-2026"]},
-        timeout=30,
+    deleted = reader.client.post(
+        "/indexes/handbook/documents/delete", json={"doc_ids": ["refunds-2026"]}
     )
     assert deleted.status_code == 200, deleted.text
-    listed = httpx.get(f"{writer.base_url}/indexes/handbook/documents", timeout=30).json()
+    listed = writer.client.get("/indexes/handbook/documents").json()
     assert (listed["documents"], listed["total_items"]) == ([], 0)
 
 
-def test_an_unreachable_milvus_is_a_clear_error_at_start(tmp_path: Path) -> None:
-    with pytest.raises(RuntimeError) as failed:
-        start_runtime(
-            tmp_path,
-            {"VECTOR_DB_TYPE": "milvus", "VECTOR_DB_URL": "http://127.0.0.1:9"},
-            ("--no-demo",),
-        )
+def test_an_unreachable_milvus_is_a_clear_error_at_start() -> None:
+    settings = {"VECTOR_DB_TYPE": "milvus", "VECTOR_DB_URL": "http://127.0.0.1:9"}
+    with pytest.raises(RuntimeError) as failed, app_runtime({**settings, "DEMO_CORPUS": False}):
+        pass  # the app's start (its lifespan) fails
     assert "Milvus" in str(failed.value) or "milvus" in str(failed.value)
