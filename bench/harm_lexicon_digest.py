@@ -1,6 +1,6 @@
-"""A digest of everything the harm judge and its lexicon answer, over ~60,000 texts: record it
-before a change to ``pipeline/harm.py`` or ``pipeline/harm_lexicon.py`` that must not change
-behaviour, check it after.
+"""A digest of everything the harm judge and its lexicon answer, over ~33,000 texts: record it
+before a change to ``pipeline/harm.py``, ``harm_lexicon.py``, ``harm_scan.py``,
+``harm_regex.py`` or ``data/harm_*.yaml`` that must not change behaviour, check it after.
 
     .venv/bin/python bench/harm_lexicon_digest.py --record /tmp/harm-before.json
     .venv/bin/python bench/harm_lexicon_digest.py --check /tmp/harm-before.json
@@ -13,7 +13,7 @@ What is compared, only through public names of the two modules:
 - per text: ``harm.assess_harm`` whole (category, exact severity, procedural, signals);
   for every pattern of ``searched()``, ``Scan(text).search`` and ``Scan(text).may_match``,
   beside a plain ``pattern.search`` of the text; ``STEPS`` and ``YES_NO`` on the text and its
-  lines; ``fold(text)``.
+  lines; the folded text the scan looks for trigger words in.
 
 The texts: HarmBench, AdvBench, StrongREJECT and XSTest prompts (as they are and in eight
 case and letter variants), every BIPIA context (whole and in ~500-character chunks), attack,
@@ -215,7 +215,7 @@ def answers(text: str, patterns: list[re.Pattern[str]]) -> str:
         f"{assessment.category} {assessment.severity!r} {assessment.procedural} "
         f"{','.join(assessment.signals)}"
     )
-    return f"{verdict}|{found}|{plain}|{may}|{steps}|{yes_no}|{_sha(lexicon.fold(text))}"
+    return f"{verdict}|{found}|{plain}|{may}|{steps}|{yes_no}|{_sha(str(scan.folded))}"
 
 
 def digest(groups: dict[str, list[str]]) -> dict[str, object]:
