@@ -311,12 +311,13 @@ class _Plan:
 
 def _plan(pattern: re.Pattern[str]) -> _Plan:
     # Another \b than the finder's, or a syntax harm_regex does not read: search whole.
+    search_whole = _Plan(always=True, needs_nothing=True, gated=True)
     if pattern.flags & (re.ASCII | re.LOCALE | re.VERBOSE):
-        return _Plan(always=True, needs_nothing=True)
+        return search_whole
     try:
         parsed = harm_regex.read(pattern.pattern)
     except ValueError:
-        return _Plan(always=True, needs_nothing=True)
+        return search_whole
     multiline = bool(pattern.flags & re.MULTILINE)
     starts, gate, needs = set(), set(), set()
     gate_substrings, needs_substrings = set(), set()
