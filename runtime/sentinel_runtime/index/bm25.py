@@ -150,7 +150,7 @@ class BM25:
         if len(hits) > n:
             # argpartition picks any of the chunks tied at the cut (which ones changes with
             # numpy's version); the lowest keys among them keep the result deterministic
-            # and equal to the Milvus store's (index/milvus.py orders ties the same way).
+            # and equal to the Milvus store's (index/milvus/queries.py orders ties the same way).
             cut = scores[hits[np.argpartition(-scores[hits], n - 1)[n - 1]]]
             above = hits[scores[hits] > cut]
             tied = hits[scores[hits] == cut]  # flatnonzero: ascending keys
