@@ -29,13 +29,15 @@ from sentinel_runtime.pipeline import harm_regex, harm_scan
 
 # A piece of ``harm_words.yaml`` named in a pattern: "{TARGET}" (never "{0,2}", a repeat).
 _NAME = re.compile(r"\{([A-Z][A-Z_]*)\}")
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @functools.cache
 def data(name: str) -> dict[str, Any]:
     """``data/harm_<name>.yaml`` of this package, read once."""
     path = resources.files("sentinel_runtime.pipeline") / "data" / f"harm_{name}.yaml"
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    # libyaml's safe loader when PyYAML has it: ~15 times faster than the pure-Python one.
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
 
 
 def rx(*parts: str) -> re.Pattern[str]:
