@@ -1,5 +1,5 @@
 """``stream: true`` on /v1/chat/completions without an index: the official openai client and raw
-server-sent events against the runtime's app (in process; a real ``sentinel serve`` where the
+server-sent events against the runtime's app (in process; behind a real server where the
 client's connection is under test), forwarding to a fake upstream that streams over real HTTP
 (see ``support.fake_llm``)."""
 
@@ -23,7 +23,6 @@ from support.configmap import ConfigMapDir
 from support.fake_llm import FakeLLM
 from support.inprocess import AppRuntime, guarded_app
 from support.inprocess import openai_client as client_for
-from support.runtime import RuntimeProcess, guarded_runtime
 from support.scanners import SLOW_PATTERN, SLOW_TEXT
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
@@ -101,9 +100,7 @@ def raw_events(runtime: AppRuntime, body: dict[str, Any]) -> tuple[httpx.Respons
     return response, [line.removeprefix("data: ") for line in lines]
 
 
-def audit_record(
-    runtime: AppRuntime | RuntimeProcess, request_id: str | None = None
-) -> dict[str, Any]:
+def audit_record(runtime: AppRuntime, request_id: str | None = None) -> dict[str, Any]:
     params: dict[str, Any] = {"limit": 1}
     if request_id:
         params["request_id"] = request_id
@@ -353,15 +350,16 @@ def test_an_upstream_error_mid_stream_ends_with_an_error_event_and_no_unscanned_
 
 
 @pytest.fixture
-def guarded_process(tmp_path: Path) -> Iterator[tuple[RuntimeProcess, FakeLLM]]:
-    """A real ``sentinel serve`` like ``guarded_server``, for what needs its connections."""
-    with guarded_runtime(tmp_path, POLICY, ENV) as served:
+def guarded_and_served(tmp_path: Path) -> Iterator[tuple[AppRuntime, FakeLLM]]:
+    """``guarded_server``'s app behind a real server, for what needs its connections."""
+    with guarded_app(tmp_path, POLICY, ENV, served=True) as served:
         yield served
 
 
-def test_client_disconnect_closes_the_upstream_request(guarded_process) -> None:
-    # A real server: the client closing its TCP connection mid-stream is what is under test.
-    runtime, fake = guarded_process
+def test_client_disconnect_closes_the_upstream_request(guarded_and_served) -> None:
+    # A real server (uvicorn, in a thread): the client closing its TCP connection mid-stream
+    # is what is under test.
+    runtime, fake = guarded_and_served
     fake.content = filler(12_000)
     fake.piece_chars = 40
     fake.piece_delay = 0.05  # 300 pieces: 15 s if nobody stops it

@@ -1,9 +1,11 @@
 """The runtime's app in this process: ``create_app(Settings(...))`` behind a ``TestClient``,
 with what ``support.runtime.RuntimeProcess`` offers (``metric``, ``logs``, an openai client).
 
-Route tests use this; ``support.runtime`` starts a real ``sentinel serve`` only for what a
-process alone shows (signals, ports, connections, the environment read at start, its stderr).
-The app's lifespan runs, so the hot-reload thread watches the policy file as in a server.
+Route tests use ``app_runtime``; ``served_app`` puts the same app behind a real uvicorn server
+on a loopback port (in a thread) for what needs real connections (a client that goes away);
+``support.runtime`` starts a real ``sentinel serve`` only for what a process alone shows
+(signals, the environment read at start, the command line, its stderr). The app's lifespan
+runs, so the hot-reload thread watches the policy file as in a server.
 
 Prometheus metrics live in this process's default registry, shared by every app built here:
 compare a counter with its value before the request, or use ``counted`` (the growth since
@@ -13,6 +15,8 @@ the app was built), never with zero.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,6 +25,7 @@ from typing import Any
 
 import httpx
 import openai
+import uvicorn
 from fastapi.testclient import TestClient
 from prometheus_client import generate_latest
 
@@ -30,7 +35,7 @@ from sentinel_runtime.settings import Settings
 from support.airline import AirlineRuntime, airline_policy, airline_tools
 from support.configmap import ConfigMapDir
 from support.fake_llm import FakeLLM
-from support.runtime import sample
+from support.runtime import STARTUP_SECONDS, free_port, sample
 
 BASE_URL = "http://testserver"
 # Every setting at its default, so nothing in this shell's environment reaches the app...
@@ -53,7 +58,7 @@ class _Lines(logging.Handler):
 
 @dataclass
 class AppRuntime:
-    client: TestClient
+    client: httpx.Client  # a TestClient, or an HTTP client of the served app
     settings: Settings
     _lines: _Lines
     _metrics_before: str
@@ -81,14 +86,17 @@ class AppRuntime:
 
 def openai_client(runtime: AppRuntime, api_key: str = "unused") -> openai.OpenAI:
     return openai.OpenAI(
-        base_url=f"{BASE_URL}/v1", api_key=api_key, http_client=runtime.client, max_retries=0
+        base_url=f"{runtime.base_url}/v1",
+        api_key=api_key,
+        http_client=runtime.client,
+        max_retries=0,
     )
 
 
 @contextmanager
-def app_runtime(settings: Mapping[str, Any] | None = None) -> Iterator[AppRuntime]:
-    """The app with ``settings`` over what an empty environment gives ``sentinel serve``
-    (the shipped policy enforced, the demo corpus indexed), its lifespan run."""
+def _logged(settings: Mapping[str, Any] | None) -> Iterator[tuple[Settings, _Lines, str]]:
+    """The settings over what an empty environment gives ``sentinel serve``, the runtime's
+    log records collected meanwhile, and the metrics text before the app exists."""
     built = Settings(**{**DEFAULTS, **SERVE, **(settings or {})})
     lines = _Lines()
     logger = logging.getLogger("sentinel_runtime")
@@ -96,25 +104,72 @@ def app_runtime(settings: Mapping[str, Any] | None = None) -> Iterator[AppRuntim
     logger.setLevel(built.LOG_LEVEL.upper())
     logger.addHandler(lines)
     try:
-        before = generate_latest().decode()
-        # A server answers an unhandled error with a 500; so does this client.
-        with TestClient(create_app(built), raise_server_exceptions=False) as client:
-            yield AppRuntime(client, built, lines, before)
+        yield built, lines, generate_latest().decode()
     finally:
         logger.removeHandler(lines)
         logger.setLevel(level)
 
 
 @contextmanager
+def app_runtime(settings: Mapping[str, Any] | None = None) -> Iterator[AppRuntime]:
+    """The app with ``settings`` over what an empty environment gives ``sentinel serve``
+    (the shipped policy enforced, the demo corpus indexed), its lifespan run."""
+    # A server answers an unhandled error with a 500; so does this client.
+    with (
+        _logged(settings) as (built, lines, before),
+        TestClient(create_app(built), raise_server_exceptions=False) as client,
+    ):
+        yield AppRuntime(client, built, lines, before)
+
+
+@contextmanager
+def served_app(settings: Mapping[str, Any] | None = None) -> Iterator[AppRuntime]:
+    """The app of ``app_runtime`` behind uvicorn (as ``sentinel serve`` runs it) on a free
+    loopback port, in a thread: real connections, without starting a process."""
+    with _logged(settings) as (built, lines, before):
+        port = free_port()
+        config = uvicorn.Config(
+            create_app(built),
+            host="127.0.0.1",
+            port=port,
+            log_config=None,
+            timeout_graceful_shutdown=10,
+        )
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, name="served-app", daemon=True)
+        thread.start()
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                server.should_exit = True
+                logged = "\n".join(lines.lines)
+                raise RuntimeError(f"the app did not start on port {port}:\n{logged}")
+            time.sleep(0.01)
+        try:
+            base_url = f"http://127.0.0.1:{port}"
+            with httpx.Client(base_url=base_url, timeout=30) as client:
+                yield AppRuntime(client, built, lines, before, base_url)
+        finally:
+            server.should_exit = True
+            thread.join(timeout=15)
+
+
+@contextmanager
 def guarded_app(
-    tmp_path: Path, policy: str, settings: Mapping[str, Any] | None = None
+    tmp_path: Path,
+    policy: str,
+    settings: Mapping[str, Any] | None = None,
+    *,
+    served: bool = False,
 ) -> Iterator[tuple[AppRuntime, FakeLLM]]:
-    """An app enforcing ``policy`` (a hot-reloaded file) in front of a fake upstream."""
+    """An app enforcing ``policy`` (a hot-reloaded file) in front of a fake upstream; with
+    ``served``, behind a real server (``served_app``)."""
     configmap = ConfigMapDir(tmp_path / "guardrails")
     configmap.write(policy)
     fake_llm = FakeLLM().start()
+    start = served_app if served else app_runtime
     try:
-        with app_runtime(
+        with start(
             {
                 "OUTPUT_GUARDRAILS_ENABLED": True,
                 "OUTPUT_GUARDRAILS_POLICY_PATH": str(configmap.policy_path),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import socket
@@ -35,11 +34,6 @@ class RuntimeProcess:
     base_url: str
     log_path: Path
 
-    @functools.cached_property
-    def client(self) -> httpx.Client:
-        """An HTTP client of this server (as ``support.inprocess.AppRuntime.client``)."""
-        return httpx.Client(base_url=self.base_url, timeout=30)
-
     def logs(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
@@ -51,8 +45,6 @@ class RuntimeProcess:
         return sample(self.metrics(), name, **labels)
 
     def stop(self) -> None:
-        if "client" in self.__dict__:
-            self.client.close()
         stop_process(self.process)
 
 
