@@ -65,7 +65,8 @@ class AppRuntime:
     base_url: str = BASE_URL
 
     def logs(self) -> str:
-        """What the runtime logged since it was built (other apps alive meanwhile included)."""
+        """What was logged in this process since the app was built (by other apps alive
+        meanwhile and by the test's own HTTP client too)."""
         return "\n".join(self._lines.lines)
 
     def metrics(self) -> str:
@@ -95,11 +96,12 @@ def openai_client(runtime: AppRuntime, api_key: str = "unused") -> openai.OpenAI
 
 @contextmanager
 def _logged(settings: Mapping[str, Any] | None) -> Iterator[tuple[Settings, _Lines, str]]:
-    """The settings over what an empty environment gives ``sentinel serve``, the runtime's
-    log records collected meanwhile, and the metrics text before the app exists."""
+    """The settings over what an empty environment gives ``sentinel serve``, the log records
+    collected meanwhile (from the root logger at ``LOG_LEVEL``, as ``sentinel serve`` writes
+    them), and the metrics text before the app exists."""
     built = Settings(**{**DEFAULTS, **SERVE, **(settings or {})})
     lines = _Lines()
-    logger = logging.getLogger("sentinel_runtime")
+    logger = logging.getLogger()
     level = logger.level
     logger.setLevel(built.LOG_LEVEL.upper())
     logger.addHandler(lines)
