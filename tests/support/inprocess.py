@@ -45,7 +45,7 @@ SERVE: dict[str, Any] = {"OUTPUT_GUARDRAILS_ENABLED": True, "DEMO_CORPUS": True}
 
 
 class _Lines(logging.Handler):
-    """The runtime's log records as the JSON lines ``sentinel serve`` writes to stderr."""
+    """Log records as the JSON lines ``sentinel serve`` writes to stderr."""
 
     def __init__(self) -> None:
         super().__init__()
