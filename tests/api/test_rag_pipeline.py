@@ -136,7 +136,9 @@ def test_pipeline_metrics_move(client: openai.OpenAI, demo: tuple[AppRuntime, Pa
 def test_unknown_index_is_404(client: openai.OpenAI) -> None:
     with pytest.raises(openai.NotFoundError) as raised:
         ask(client, BENIGN, index="nope")
-    assert raised.value.response.json() == {"detail": "index 'nope' does not exist"}
+    body = raised.value.response.json()
+    assert body["detail"] == "index 'nope' does not exist"
+    assert body["error"]["param"] == "index_name" and body["error"]["code"] == "index_not_found"
 
 
 def test_chat_without_index_still_refuses_harmful_requests(client: openai.OpenAI) -> None:

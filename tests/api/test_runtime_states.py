@@ -96,7 +96,8 @@ def test_scanner_exception_honours_fail_mode(
     response = chat(runtime, SLOW_TEXT)
     assert response.status_code == status
     if fail_mode == "closed":
-        assert response.json() == {"detail": FAILURE_DETAIL}
+        assert response.json()["detail"] == FAILURE_DETAIL
+        assert response.json()["error"]["type"] == "server_error"
         assert runtime.counted("rag_chat_requests_total", status="failure") == 1
     else:
         body = response.json()

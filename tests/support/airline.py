@@ -62,7 +62,8 @@ def airline_tools() -> Iterator[Any]:
 
     server.base_url = f"http://{host}:{port}"
     server.reset = reset
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the next poll: 0.05 s, not the default 0.5 s.
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield server

@@ -139,7 +139,8 @@ class JsonPeer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # shutdown() waits for the next poll: 0.05 s, not the default 0.5 s per stopped peer.
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
         return self
 
     def stop(self) -> None:

@@ -4,7 +4,7 @@ The guardrails state swaps its engine in one assignment when a policy (re)loads;
 pipeline's settings are derived from that engine's policy (parsed once per policy hash).
 A request takes one :class:`PolicyVersion` at its start and uses it to the end, so a reload
 in the middle of a turn or a stream never mixes the scanners of one version with the
-pipeline settings of another (tests/api: the reload-under-stream test).
+pipeline settings of another (tests/api/test_streaming_chat.py: the policy swapped mid-stream).
 """
 
 from __future__ import annotations
