@@ -4,12 +4,21 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+MODEL_STAMP := $(VENV)/.real-model
 
 .PHONY: serve test lint bench manifests cluster cluster-down clean
 
-$(STAMP): pyproject.toml scripts/bootstrap.sh scripts/real-model.sh
+$(STAMP): pyproject.toml scripts/bootstrap.sh
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/bootstrap.sh
 	touch $(STAMP)
+
+# A real OpenAI-compatible model server for tests/realmodel (llama.cpp + SmolLM2-135M), for
+# the tests only: `make serve` never builds it. Its one-time build (about 6 minutes, cached in
+# ~/.cache/sentinel/wheels) may be impossible on a machine; that does not stop the tests:
+# tests/realmodel then skip and say how to install it, and the next `make test` tries again.
+$(MODEL_STAMP): $(STAMP) scripts/real-model.sh
+	@if VENV=$(VENV) bash scripts/real-model.sh; then touch $(MODEL_STAMP); \
+	else echo "make: the real model server did not install (see above); tests/realmodel will skip"; fi
 
 serve: $(STAMP)
 	$(BIN)/sentinel serve
@@ -18,7 +27,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: lint
+test: lint $(MODEL_STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

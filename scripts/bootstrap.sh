@@ -16,9 +16,3 @@ fi
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
 echo "bootstrap: installing sentinel-rag[test] (editable)"
 "$VENV/bin/python" -m pip install --quiet -e '.[test]'
-# A real OpenAI-compatible model server for tests/realmodel (llama.cpp + SmolLM2-135M). Its
-# one-time build may fail or be impossible here; that must not fail the set-up: the
-# real-model tests then skip and say how to install it.
-if ! VENV="$VENV" bash "$(dirname "$0")/real-model.sh"; then
-  echo "bootstrap: the real model server did not install (see above); tests/realmodel will skip"
-fi
