@@ -143,3 +143,29 @@ def test_lost_events_are_caught_by_the_poll_after_quiet_periods(configmap: Confi
         wait_for(lambda: action_for(state) == "block", timeout=5)
     finally:
         reloader.stop()
+
+
+def test_what_the_layers_above_derive_swaps_in_with_the_engine(configmap: ConfigMapDir) -> None:
+    # The companion stands for the rulebase the governance layer derives from the same file:
+    # a request reads one Activation, so it never pairs one version's scanners with
+    # another's rules.
+    configmap.write(REDACT)
+    seen: list[str] = []
+
+    def derive(policy) -> str:
+        seen.append(policy.sha256)
+        return "rules of " + policy.sha256
+
+    state = GuardrailsState(enabled=True, path=str(configmap.policy_path), on_activate=derive)
+    state.load_initial()
+    first = state.activation
+    assert first is not None and first.companion == "rules of " + first.engine.policy.sha256
+    configmap.write(BLOCK)
+    assert state.reload() == "success"
+    second = state.activation
+    assert second is not None and second.engine is not first.engine
+    assert second.companion == "rules of " + second.engine.policy.sha256
+    assert state.engine is second.engine and seen == [
+        first.engine.policy.sha256,
+        second.engine.policy.sha256,
+    ]

@@ -15,8 +15,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from sentinel_runtime.answer import policy, tool_calls
 from sentinel_runtime.answer import stream as streaming
-from sentinel_runtime.answer import tool_calls
 from sentinel_runtime.answer import turn as answering
 from sentinel_runtime.answer.errors import (
     ContextWindowExceededError,
@@ -131,7 +131,8 @@ async def _answer(
         return answered.response
     # No index: the introspection and the gate still judge the request; a refused one never
     # reaches the generator, a restricted one is told to stay high-level.
-    engine = answering.active_engine(services)
+    version = policy.active(services)  # one version: its scanners and its tools rulebase
+    engine = version.engine
     pre, context, refused = await answering.preflight(services, engine, query, body)
     proposed = None
     if refused:
@@ -139,7 +140,9 @@ async def _answer(
         response = completion(result.answer.text, model=model or services.generator.default_model)
     else:
         response = await services.generator.complete(body)
-        proposed = await tool_calls.check_tool_calls(services, session, response, pre.request_id)
+        proposed = await tool_calls.check_tool_calls(
+            services, session, response, pre.request_id, version.rules
+        )
         result = runner.passthrough(pre, _first_text(response), answering.generator_name(services))
     response["id"] = str(response.get("id") or f"chatcmpl-{uuid.uuid4().hex}")
     answered = await answering.scan_and_record(

@@ -9,11 +9,12 @@ pipeline settings of another (tests/api/test_streaming_chat.py: the policy swapp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sentinel_runtime.answer.errors import PolicyUnavailableError
 from sentinel_runtime.answer.services import Services
+from sentinel_runtime.governance.service import RulebaseSnapshot
 from sentinel_runtime.guardrails.engine import GuardrailsEngine
 from sentinel_runtime.pipeline import config as pipeline_config
 
@@ -22,6 +23,9 @@ from sentinel_runtime.pipeline import config as pipeline_config
 class PolicyVersion:
     engine: GuardrailsEngine | None  # None: guardrails are off
     config: pipeline_config.PipelineConfig
+    # The tools rulebase activated with the engine (and the last load's error): tool calls
+    # are judged by this version's rules, whatever a reload does meanwhile.
+    rules: RulebaseSnapshot = field(default_factory=lambda: RulebaseSnapshot(None, None))
 
     @property
     def sha256(self) -> str:
@@ -36,14 +40,20 @@ def active(services: Services) -> PolicyVersion:
     """The version in force now; :class:`PolicyUnavailableError` rather than an unscanned
     answer when guardrails are on and no policy has loaded."""
     state = services.guardrails
-    engine = state.engine  # read once: the swap is one assignment
+    activation = state.activation  # read once: the swap is one assignment
+    engine = activation.engine if activation is not None else None
     if state.enabled and engine is None:
         problem = state.error.message if state.error else "no policy loaded"
         raise PolicyUnavailableError(
             f"Output guardrails are enabled but no policy is active ({problem}); "
             "refusing to return unscanned output."
         )
-    return PolicyVersion.of(engine)
+    companion = activation.companion if activation is not None else None
+    # Guardrails off: no policy is activated, and the live (empty) governance state applies.
+    rules = companion if isinstance(companion, RulebaseSnapshot) else services.governance.snapshot()
+    return PolicyVersion(
+        engine, pipeline_config.for_policy(engine.policy if engine else None), rules
+    )
 
 
 def describe(services: Services) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from sentinel_runtime.demo import corpus
 from sentinel_runtime.governance import rulebase as governance_rulebase
-from sentinel_runtime.governance.service import Governance
+from sentinel_runtime.governance.service import Governance, RulebaseSnapshot
 from sentinel_runtime.guardrails.policy import Diagnostic, Policy
 from sentinel_runtime.guardrails.reloader import GuardrailsReloader
 from sentinel_runtime.guardrails.state import GuardrailsState
@@ -121,12 +121,16 @@ def _judge_sections(policy: Policy) -> tuple[Diagnostic, ...]:
     return pipeline_config.for_policy(policy).diagnostics
 
 
-def follow_policy(governance: Governance, path: str) -> Callable[[Policy], None]:
-    """The hook that loads each activated policy version's rulebase into ``governance``, at
-    the moment the scanners swap; a bad tools section keeps the previous rulebase and is
-    logged and counted once per policy version."""
+def follow_policy(governance: Governance, path: str) -> Callable[[Policy], RulebaseSnapshot]:
+    """The hook that loads each activated policy version's rulebase into ``governance`` as
+    the scanners swap, and returns what is then in force (swapped in with the engine); a bad
+    tools section keeps the previous rulebase and is logged and counted once per version."""
 
-    def follow(policy: Policy) -> None:
+    def follow(policy: Policy) -> RulebaseSnapshot:
+        load(policy)
+        return governance.snapshot()
+
+    def load(policy: Policy) -> None:
         previous = governance.policy_hash or None
         try:
             rulebase = governance.load(policy, policy.source)

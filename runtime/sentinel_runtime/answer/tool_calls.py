@@ -10,7 +10,7 @@ from typing import Any
 
 from sentinel_runtime.answer.services import Services
 from sentinel_runtime.governance.guard import Verdict
-from sentinel_runtime.governance.service import GovernanceError
+from sentinel_runtime.governance.service import RulebaseSnapshot
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
 
@@ -41,7 +41,11 @@ def add_fact_summary(services: Services, session_id: str | None, body: dict[str,
 
 
 async def check_tool_calls(
-    services: Services, session_id: str | None, response: dict[str, Any], request_id: str
+    services: Services,
+    session_id: str | None,
+    response: dict[str, Any],
+    request_id: str,
+    rules: RulebaseSnapshot,
 ) -> list[dict[str, Any]] | None:
     """Judge every tool call of ``response`` (an upstream chat.completion) by its guard, in
     place: an allowed call stays as it is; a blocked one leaves ``message.tool_calls`` and the
@@ -53,7 +57,7 @@ async def check_tool_calls(
         calls = message.get("tool_calls") if isinstance(message, dict) else None
         if not isinstance(message, dict) or not isinstance(calls, list) or not calls:
             continue
-        verdicts = await _tool_verdicts(services, session_id, calls)
+        verdicts = await _tool_verdicts(services, session_id, calls, rules)
         kept, refused = [], []
         for call, verdict in zip(calls, verdicts, strict=True):
             entry = _describe_call(call, verdict, choice.get("index", position))
@@ -86,22 +90,17 @@ async def check_tool_calls(
 
 
 async def _tool_verdicts(
-    services: Services, session_id: str | None, calls: list[Any]
+    services: Services, session_id: str | None, calls: list[Any], rules: RulebaseSnapshot
 ) -> list[Verdict]:
-    governance = services.governance
-    if governance.rulebase is not None:
-        try:
-            return await governance.check_tool_calls(
-                session_id, [c if isinstance(c, dict) else {} for c in calls]
-            )
-        except GovernanceError as exc:
-            if exc.kind != "unavailable":  # a reload removed the rulebase meanwhile: below
-                raise
+    """Each call judged by the request's policy version's rulebase (``rules``)."""
+    if rules.rulebase is not None:
+        return await services.governance.check_tool_calls(
+            session_id, [c if isinstance(c, dict) else {} for c in calls], rulebase=rules.rulebase
+        )
     names = [_call_name(c) for c in calls]
-    if governance.error is not None:  # fail closed: a rulebase was meant to govern these
+    if rules.error is not None:  # fail closed: a rulebase was meant to govern these
         reason = (
-            "no rulebase is active: the policy's tools section is invalid "
-            f"({governance.error.message})"
+            f"no rulebase is active: the policy's tools section is invalid ({rules.error.message})"
         )
         return [Verdict(False, name, {}, reason) for name in names]
     ungoverned = "ungoverned: the policy has no tools section"

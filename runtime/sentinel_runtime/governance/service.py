@@ -57,6 +57,14 @@ class Invocation:
         return out
 
 
+@dataclass(frozen=True)
+class RulebaseSnapshot:
+    """The rulebase in force and the last load's error, read together (one policy version)."""
+
+    rulebase: Rulebase | None
+    error: RulebaseError | None
+
+
 class Governance:
     def __init__(
         self,
@@ -90,6 +98,9 @@ class Governance:
         self.policy_hash = policy.sha256 if policy is not None and loaded is not None else ""
         self.loaded_at = time.time() if loaded is not None else None
         return loaded
+
+    def snapshot(self) -> RulebaseSnapshot:
+        return RulebaseSnapshot(self.rulebase, self.error)
 
     def active(self) -> Rulebase:
         """The active rulebase; ``unavailable`` (with the reason) when there is none."""
@@ -296,12 +307,17 @@ class Governance:
         return Invocation(verdict, result)
 
     async def check_tool_calls(
-        self, session_id: str | None, tool_calls: Sequence[Mapping[str, Any]]
+        self,
+        session_id: str | None,
+        tool_calls: Sequence[Mapping[str, Any]],
+        *,
+        rulebase: Rulebase | None = None,
     ) -> list[Verdict]:
         """Verdicts for an assistant message's OpenAI ``tool_calls`` (arguments are a JSON
         string there); one that does not parse is blocked. ``None``: a fresh session kept
-        nowhere (nothing is established in it but what the checks fetch)."""
-        rulebase = self._active()
+        nowhere (nothing is established in it but what the checks fetch). ``rulebase``: the
+        one of the request's policy version (default: the active one)."""
+        rulebase = rulebase if rulebase is not None else self._active()
         store = self.ephemeral() if session_id is None else self._store(session_id)
         verdicts = []
         for call in tool_calls:

@@ -39,6 +39,16 @@ class LoadFailure:
     message: str
 
 
+@dataclass(frozen=True)
+class Activation:
+    """A policy version as it became active: its engine, and what the layers above derived
+    from the same policy at the same moment (``on_activate``'s result: the rulebase in force).
+    A request reads one Activation, so its scanners and its rulebase are one version's."""
+
+    engine: GuardrailsEngine
+    companion: object = None
+
+
 class GuardrailsState:
     def __init__(
         self,
@@ -47,21 +57,27 @@ class GuardrailsState:
         path: str,
         judge_sections: Callable[[policy_mod.Policy], Sequence[policy_mod.Diagnostic]]
         | None = None,
-        on_activate: Callable[[policy_mod.Policy], None] | None = None,
+        on_activate: Callable[[policy_mod.Policy], object] | None = None,
     ) -> None:
         self.enabled = enabled
         # The pipeline's sections are parsed by a layer above this one; it hands in its judge
         # so one load logs every diagnostic and warms that parse before the swap.
         self.judge_sections = judge_sections
-        # Told of each policy version as it becomes active (under the same lock, right after
-        # the engine swap): the governance layer swaps its rulebase with the scanners.
+        # Told of each policy version as it becomes active (under the reload lock, before the
+        # swap): the governance layer loads its rulebase and returns what is in force, which
+        # is swapped in with the engine as one Activation.
         self.on_activate = on_activate
         # An empty path means "the in-memory defaults" (docs/contracts.md, "Output
         # guardrails"): our shipped policy.
         self.path = path or default_policy_path()
-        self.engine: GuardrailsEngine | None = None
+        self.activation: Activation | None = None
         self.error: LoadFailure | None = None
         self._lock = threading.Lock()
+
+    @property
+    def engine(self) -> GuardrailsEngine | None:
+        activation = self.activation
+        return activation.engine if activation is not None else None
 
     @property
     def ready(self) -> bool:
@@ -158,10 +174,9 @@ class GuardrailsState:
         return build_engine(parsed, self.path)
 
     def _activate(self, engine: GuardrailsEngine) -> None:
-        self.engine = engine
+        companion = self.on_activate(engine.policy) if self.on_activate is not None else None
+        self.activation = Activation(engine, companion)  # the swap: one assignment
         self.error = None
-        if self.on_activate is not None:
-            self.on_activate(engine.policy)
         metrics.POLICY_READY.set(1)
         metrics.POLICY_LOADED_TIMESTAMP.set(time.time())
         metrics.ACTIVE_POLICY.info(
