@@ -1,10 +1,11 @@
 """A policy version: everything one ``guardrails.yaml`` configures, read once per request.
 
-The guardrails state swaps its engine in one assignment when a policy (re)loads; the
-pipeline's settings are derived from that engine's policy (parsed once per policy hash).
-A request takes one :class:`PolicyVersion` at its start and uses it to the end, so a reload
-in the middle of a turn or a stream never mixes the scanners of one version with the
-pipeline settings of another (tests/api/test_streaming_chat.py: the policy swapped mid-stream).
+The guardrails state swaps an ``Activation`` in one assignment when a policy (re)loads: the
+engine and the tools rulebase in force with it; the pipeline's settings are derived from the
+engine's policy (parsed once per policy hash). A request takes one :class:`PolicyVersion` at
+its start and uses it to the end, so a reload in the middle of a turn or a stream never mixes
+the scanners of one version with the pipeline settings or the rules of another
+(tests/api/test_streaming_chat.py: the policy swapped mid-stream).
 """
 
 from __future__ import annotations
@@ -26,10 +27,6 @@ class PolicyVersion:
     # The tools rulebase activated with the engine (and the last load's error): tool calls
     # are judged by this version's rules, whatever a reload does meanwhile.
     rules: RulebaseSnapshot = field(default_factory=lambda: RulebaseSnapshot(None, None))
-
-    @property
-    def sha256(self) -> str:
-        return self.engine.policy.sha256 if self.engine is not None else ""
 
     @classmethod
     def of(cls, engine: GuardrailsEngine | None) -> PolicyVersion:
