@@ -233,3 +233,14 @@ def test_fallback_plans() -> None:
     assert "step by step" not in rewritten.query
     assert fallback_plan(plan, "high_level", BENIGN, gate_config, NOW) is None
     assert fallback_plan(plan, None, BENIGN, gate_config, NOW) is None
+
+
+def test_with_no_evidence_the_model_is_not_asked(store) -> None:
+    model = FakeModel('{"answer": "Anything.", "citations": ["refunds#p0"]}')
+    context = runner.PipelineContext(config=config.DEFAULT, store=store, generate=model, now=NOW)
+    # A metadata filter no document matches: retrieval finds nothing to keep.
+    request = runner.PipelineRequest(QUESTION, "kb", metadata_filter={"source": "nowhere"})
+    result = asyncio.run(runner.run(request, context))
+    assert result.retrieval_performed and not result.hits
+    assert model.calls == []
+    assert "do not contain enough information" in result.answer.text

@@ -368,7 +368,9 @@ async def _generate(
 ) -> model_answer.ModelAnswer:
     config = context.config
     conflicts = bundle.conflicts if bundle is not None else ()
-    if context.generate is None:
+    # With no kept evidence there is nothing to ground a model's answer in: the extractive
+    # generator says so without a model call (and without a citation a schema would force).
+    if context.generate is None or not kept:
         answer = generation.extractive_answer(
             query,
             kept,
