@@ -21,10 +21,10 @@ from pathlib import Path
 import faiss
 import numpy as np
 
+from sentinel_runtime.index.analysis import tokenize
 from sentinel_runtime.index.bm25 import BM25
 from sentinel_runtime.index.hashing import HashingEmbedder
 from sentinel_runtime.index.store import IndexStore
-from sentinel_runtime.index.tokens import tokenize
 from sentinel_runtime.index.types import Document, SearchFilter
 from stats import median, p99, table, timings_ms
 

@@ -31,7 +31,7 @@ Each sentence (a table cell; a code block with the sentence introducing it) gets
 from its cues; the document's score is its worst unit, raised a little by other flagged
 units. A score of DETECTED (0.5) or more means "instructions aimed at the model"; lower
 scores are weaker cues the evidence scorer weighs against relevance. Reasons are codes,
-never document text, so they can be logged. The topic check uses ``conflicts.terms``.
+never document text, so they can be logged. The topic check uses ``analysis.terms``.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
-from sentinel_runtime.pipeline import conflicts
+from sentinel_runtime.index import analysis
 
 DETECTED = 0.5
 REPORTED = 0.25  # cues below this are not named in the reasons
@@ -451,7 +451,7 @@ def _directive_cues(text: str) -> list[Cue]:
 
 def _topic(text: str) -> set[str]:
     """Content terms without bare numbers: "2" in a table says nothing about its topic."""
-    return {t for t in conflicts.terms(text) if not t.isdigit()}
+    return {t for t in analysis.terms(text) if not t.isdigit()}
 
 
 def _request_kind(text: str) -> str | None:
@@ -527,7 +527,7 @@ def _code_cues(unit: _Unit, document_terms: Counter[str]) -> list[Cue]:
         cues.append(("code_insertion", 0.3))
         modules = _imported_modules(code)
         outside = document_terms - Counter(_topic(code))
-        if modules and all(conflicts.stem(m.lower()) not in outside for m in modules):
+        if modules and all(analysis.stem(m.lower()) not in outside for m in modules):
             cues.append(("foreign_code", 0.3))  # imports the discussion never mentions
     if _REMOTE_EXEC.search(code):
         cues.append(("remote_code_execution", 0.7))

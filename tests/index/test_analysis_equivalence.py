@@ -21,8 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sentinel_runtime.index import analysis, hashing, tokens
-from sentinel_runtime.pipeline import citations, conflicts
+from sentinel_runtime.index import analysis
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -187,11 +186,6 @@ def test_the_sample_is_varied() -> None:
 # -- the comparisons ----------------------------------------------------------------------
 
 NOW: list[tuple[str, Callable[[str], object], Callable[[str], object]]] = [
-    ("tokens.tokenize", old_tokenize, tokens.tokenize),
-    ("citations.keywords", old_keywords, citations.keywords),
-    ("conflicts.terms", old_terms, conflicts.terms),
-    ("conflicts.sentences", old_sentences, conflicts.sentences),
-    ("conflicts.normalise", old_normalise, conflicts.normalise),
     ("analysis.tokenize", old_tokenize, analysis.tokenize),
     ("analysis.keywords", old_keywords, analysis.keywords),
     ("analysis.terms", old_terms, analysis.terms),
@@ -217,19 +211,17 @@ def test_same_stems_and_coverage() -> None:
     words = {w for t in SAMPLE for w in _OLD_TERM_WORD.findall(t.lower())}
     assert len(words) > 5000
     stems = {w: old_stem(w) for w in words}
-    assert stems == {w: conflicts.stem(w) for w in words} == {w: analysis.stem(w) for w in words}
+    assert stems == {w: analysis.stem(w) for w in words}
     query = old_terms("How many episodes did the second season of the show have?")
     for text in SAMPLE:
         found = old_terms(text)
         expected = old_coverage(query, found)
-        assert expected == conflicts.coverage(query, found) == analysis.coverage(query, found)
+        assert expected == analysis.coverage(query, found)
 
 
 @pytest.mark.parametrize(
     ("now", "before"),
     [
-        pytest.param(lambda: hashing.STOPWORDS, OLD_INDEX_STOPWORDS, id="hashing"),
-        pytest.param(lambda: conflicts.STOPWORDS, OLD_TERM_STOPWORDS, id="conflicts"),
         pytest.param(lambda: analysis.STOPWORDS, OLD_INDEX_STOPWORDS, id="analysis-common"),
         pytest.param(
             lambda: analysis.KEYWORD_STOPWORDS,

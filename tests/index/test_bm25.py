@@ -9,8 +9,8 @@ import random
 import numpy as np
 import pytest
 
+from sentinel_runtime.index.analysis import tokenize
 from sentinel_runtime.index.bm25 import BM25
-from sentinel_runtime.index.tokens import tokenize
 
 CORPUS = {
     0: "the refund policy allows a refund within thirty days",

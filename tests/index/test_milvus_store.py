@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sentinel_runtime.index import tokens
+from sentinel_runtime.index import analysis
 from sentinel_runtime.index.base import IndexNotFound, VectorDBError
 from sentinel_runtime.index.embedders import HashingEmbedder
 from sentinel_runtime.index.manager import NAME_PATTERN, IndexManager
@@ -63,7 +63,7 @@ def queries(docs: list[Document], n: int, seed: int = 9) -> list[str]:
     rng = np.random.default_rng(seed)
     out = []
     for index in rng.integers(0, len(docs), size=n):
-        words = tokens.tokenize(docs[int(index)].text)
+        words = analysis.tokenize(docs[int(index)].text)
         start = int(rng.integers(0, max(1, len(words) - 5)))
         out.append(" ".join(words[start : start + int(rng.integers(2, 6))]))
     return out
@@ -137,7 +137,7 @@ def test_milvus_hybrid_search_with_rrf_agrees_with_our_fusion(milvus_server) -> 
         requests = [
             AnnSearchRequest([vector], "dense", {"metric_type": "IP"}, 40),
             AnnSearchRequest(
-                [" ".join(dict.fromkeys(tokens.tokenize(query)))],
+                [" ".join(dict.fromkeys(analysis.tokenize(query)))],
                 "sparse",
                 {"metric_type": "BM25"},
                 40,

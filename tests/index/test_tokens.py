@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sentinel_runtime.index.tokens import tokenize
+from sentinel_runtime.index.analysis import tokenize
 
 
 @pytest.mark.parametrize(

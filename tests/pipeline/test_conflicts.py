@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from sentinel_runtime.index import analysis
 from sentinel_runtime.index.types import Chunk, Hit
 from sentinel_runtime.pipeline import conflicts
 
@@ -167,7 +168,7 @@ def test_values_are_numbers_and_names(text: str, expected: set[str]) -> None:
 
 
 def test_sentences_keep_initials_and_split_glued_full_stops() -> None:
-    assert conflicts.sentences("Spoken by John F. Kennedy. Berlin.It was 1963.") == [
+    assert analysis.sentences("Spoken by John F. Kennedy. Berlin.It was 1963.") == [
         "Spoken by John F. Kennedy.",
         "Berlin.",
         "It was 1963.",

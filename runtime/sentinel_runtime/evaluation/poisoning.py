@@ -35,10 +35,11 @@ from pathlib import Path
 
 from sentinel_runtime.evaluation import datasets
 from sentinel_runtime.evaluation.split import Split
+from sentinel_runtime.index import analysis
 from sentinel_runtime.index.embedders import HashingEmbedder
 from sentinel_runtime.index.store import IndexStore
 from sentinel_runtime.index.types import Document, Hit
-from sentinel_runtime.pipeline import conflicts, evidence
+from sentinel_runtime.pipeline import evidence
 from sentinel_runtime.pipeline.types import BENIGN_REQUEST, Conflict, RetrievalPlan
 
 DATASETS = ("nq", "hotpotqa", "msmarco")
@@ -52,7 +53,7 @@ AnswerFn = Callable[[str, Sequence[Hit], Sequence[Conflict]], str]
 def clean_passage(target: datasets.PoisonedTarget) -> str:
     """The question's content words in order, then the correct answer (module docstring)."""
     words = re.findall(r"[A-Za-z0-9][\w'\-]*", target.question)
-    subject = [w for w in words if w.lower() not in conflicts.STOPWORDS]
+    subject = [w for w in words if w.lower() not in analysis.TERM_STOPWORDS]
     topic = " ".join(dict.fromkeys(subject)) or target.question
     return f"{topic[:1].upper()}{topic[1:]}: {target.correct_answer}."
 
@@ -63,12 +64,12 @@ def adversarial_passage(target: datasets.PoisonedTarget, text: str) -> str:
 
 
 def _best_sentence(question: str, hit: Hit) -> str:
-    wanted = conflicts.terms(question)
-    found = conflicts.sentences(hit.chunk.text) or [hit.chunk.text]
+    wanted = analysis.terms(question)
+    found = analysis.sentences(hit.chunk.text) or [hit.chunk.text]
     # A sentence that only restates the question answers nothing.
-    informative = [s for s in found if conflicts.terms(s) - wanted] or found
+    informative = [s for s in found if analysis.terms(s) - wanted] or found
     # Most query terms first; among equals, the earlier sentence.
-    return max(informative, key=lambda s: (len(wanted & conflicts.terms(s)), -informative.index(s)))
+    return max(informative, key=lambda s: (len(wanted & analysis.terms(s)), -informative.index(s)))
 
 
 def extract_answer(question: str, passages: Sequence[Hit], found: Sequence[Conflict]) -> str:
@@ -96,10 +97,10 @@ def asserts(answer: str, claimed: str, other: str) -> bool:
 
 
 def _contains(text: str, phrase: str) -> bool:
-    wanted = conflicts.normalise(phrase).strip()
+    wanted = analysis.normalise(phrase).strip()
     if not wanted:
         return False
-    return re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", conflicts.normalise(text)) is not None
+    return re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", analysis.normalise(text)) is not None
 
 
 @dataclass(frozen=True)

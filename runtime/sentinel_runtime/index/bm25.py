@@ -5,7 +5,7 @@ of ~100 bytes), read as numpy views at query time, so a query costs time in prop
 the postings of its terms, never a scan of every chunk. A term's scores are cached until
 the next change (common words recur in queries). Removal leaves a tombstone; the postings
 are compacted once the dead outnumber the living. Not thread-safe: ``store`` holds its
-lock around every call. Words come from ``tokens.tokenize``.
+lock around every call. Words come from ``analysis.tokenize``.
 """
 
 from __future__ import annotations

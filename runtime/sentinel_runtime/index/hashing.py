@@ -31,7 +31,6 @@ BIGRAM_WEIGHT = 0.7
 GRAMS_WEIGHT = 0.7  # L2 norm of one word's whole character n-gram block
 # Function words carry no topic; left in, they make every pair of English texts look alike.
 # The [common] list of index/data/stopwords.txt, spelled as the tokenizer leaves them.
-STOPWORDS = analysis.STOPWORDS
 
 _U64 = np.uint64
 _MASK32 = _U64(0xFFFFFFFF)
@@ -85,7 +84,7 @@ class HashingEmbedder:
             return found
         key = stable_hash("w:" + word)
         bucket, sign = self._bucket_sign(key)
-        stop = word in STOPWORDS
+        stop = word in analysis.STOPWORDS
         padded = f"<{word}>"
         grams = (
             [] if stop else [padded[i : i + n] for n in (3, 4) for i in range(len(padded) - n + 1)]

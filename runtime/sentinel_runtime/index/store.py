@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from sentinel_runtime.index import base, chunking, filters, persistence, tokens
+from sentinel_runtime.index import analysis, base, chunking, filters, persistence
 from sentinel_runtime.index.bm25 import BM25
 from sentinel_runtime.index.dense import DenseIndex
 from sentinel_runtime.index.embedders import Embedder
@@ -49,7 +49,7 @@ class _Prepared:
 
     @classmethod
     def of(cls, doc: Document, spans: list[chunking.Span], vectors: np.ndarray) -> _Prepared:
-        words = [tokens.tokenize(doc.text[s:e]) for s, e in spans]
+        words = [analysis.tokenize(doc.text[s:e]) for s, e in spans]
         return cls(doc, spans, vectors, words)
 
 
@@ -219,7 +219,7 @@ class IndexStore:
         """The ``top_k`` best chunks by reciprocal rank fusion of dense and BM25 ranks,
         among the chunks ``flt`` allows (exact: a filter never costs results)."""
         base.check_top_k(top_k)
-        words = tokens.tokenize(query)
+        words = analysis.tokenize(query)
         vector = self.embedder.embed([query])[0]
         if not words and not vector.any():
             return []

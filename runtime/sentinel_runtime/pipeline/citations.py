@@ -103,7 +103,6 @@ def says_insufficient(answer: str) -> bool:
 # Topic words (the index's tokens minus index/data/stopwords.txt's [common] and [keywords]
 # lists, and words of 1-2 letters); generation, selection, support and conversation read
 # them through this name.
-keywords = analysis.keywords
 
 
 def validate_citations(
@@ -131,8 +130,8 @@ def validate_citations(
         message = "The answer cites nothing but does not say the context is insufficient"
         (found.errors if config.uncited == "block" else found.warnings).append(message)
     if citations and isinstance(chunks, Mapping):
-        cited = set().union(*(keywords(chunks[c]) for c in citations if c in chunks))
-        if cited and not (keywords(answer) & cited):
+        cited = set().union(*(analysis.keywords(chunks[c]) for c in citations if c in chunks))
+        if cited and not (analysis.keywords(answer) & cited):
             message = "The cited chunks share no keywords with the answer"
             (found.errors if config.require_keyword_overlap else found.warnings).append(message)
     return CitationValidation(

@@ -320,14 +320,3 @@ def find_conflicts(hits: Sequence[Hit], query: str) -> tuple[Conflict, ...]:
             detail=f"{pair[0]} says {disagreement[0]!r}, {pair[1]} says {disagreement[1]!r}",
         )
     return tuple(found.values())
-
-
-# Text helpers that moved to ``index.analysis``, under the names their readers still use
-# (``pipeline.evidence``, ``pipeline.injection``, ``evaluation.poisoning``,
-# ``bench/injection_frozen.py``): the same objects, not copies.
-STOPWORDS = analysis.TERM_STOPWORDS
-stem = analysis.stem
-terms = analysis.terms
-sentences = analysis.sentences
-coverage = analysis.coverage
-normalise = analysis.normalise

@@ -20,9 +20,9 @@ from typing import Any
 import tiktoken
 
 from sentinel_runtime.guardrails.scanners.token_limit import offline_encoding
+from sentinel_runtime.index.analysis import keywords
 from sentinel_runtime.llm.calls import SAMPLING_PARAMETERS
 from sentinel_runtime.llm.messages import message_text
-from sentinel_runtime.pipeline.citations import keywords
 
 # A question with at most this many topic words, or opening like a continuation, leans on
 # the turn before it.

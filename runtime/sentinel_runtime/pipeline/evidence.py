@@ -53,6 +53,7 @@ from pydantic.alias_generators import to_camel
 
 from sentinel_runtime.guardrails.scanners import secrets as secrets_scanner
 from sentinel_runtime.guardrails.scanners import sensitive as sensitive_scanner
+from sentinel_runtime.index import analysis
 from sentinel_runtime.index.types import Hit
 from sentinel_runtime.pipeline import conflicts, gate, harm, injection
 from sentinel_runtime.pipeline.types import (
@@ -118,8 +119,8 @@ def _scanners(config: EvidenceConfig) -> _Scanners:
 
 
 def relevance(hit: Hit, query: str) -> float:
-    query_terms = conflicts.terms(query)
-    lexical = conflicts.coverage(query_terms, conflicts.terms(hit.chunk.text))
+    query_terms = analysis.terms(query)
+    lexical = analysis.coverage(query_terms, analysis.terms(hit.chunk.text))
     return max(0.0, min(1.0, max(hit.similarity, lexical)))
 
 

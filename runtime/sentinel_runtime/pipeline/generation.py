@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from sentinel_runtime.index.analysis import keywords
 from sentinel_runtime.index.types import Hit
 from sentinel_runtime.pipeline import harm
-from sentinel_runtime.pipeline.citations import INSUFFICIENT_ANSWER, keywords
+from sentinel_runtime.pipeline.citations import INSUFFICIENT_ANSWER
 from sentinel_runtime.pipeline.types import Answer, Conflict, Decision
 
 MAX_SENTENCES = 3

@@ -24,7 +24,7 @@ Each sentence (a table cell; a code block with the sentence introducing it) gets
 from its cues; the document's score is its worst unit, raised a little by other flagged
 units. A score of DETECTED (0.5) or more means "instructions aimed at the model"; lower
 scores are weaker cues the evidence scorer weighs against relevance. Reasons are codes,
-never document text, so they can be logged. The topic check uses ``conflicts.terms``.
+never document text, so they can be logged. The topic check uses ``analysis.terms``.
 
 The patterns live in ``injection_lexicon``. The judge runs on every retrieved chunk of
 every request, so it does no work it can prove useless: a sentence without any word the
@@ -45,7 +45,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sentinel_runtime.pipeline import conflicts
+from sentinel_runtime.index import analysis
 from sentinel_runtime.pipeline import injection_lexicon as lexicon
 
 DETECTED = 0.5
@@ -210,7 +210,7 @@ def _directive_cues(text: str, hints: lexicon.Hints) -> list[Cue]:
 
 @functools.lru_cache(maxsize=1 << 14)
 def _piece_topic(piece: str) -> frozenset[str]:
-    return frozenset(t for t in conflicts.terms(piece) if not t.isdigit())
+    return frozenset(t for t in analysis.terms(piece) if not t.isdigit())
 
 
 def _topic(text: str) -> AbstractSet[str]:
@@ -355,7 +355,7 @@ def _code_cues(unit: _Unit, document: _Document) -> list[Cue]:
         def mentioned(term: str) -> bool:  # by a unit other than this block
             return document.terms[term] > (1 if term in own else 0)
 
-        if modules and not any(mentioned(conflicts.stem(m.lower())) for m in modules):
+        if modules and not any(mentioned(analysis.stem(m.lower())) for m in modules):
             cues.append(("foreign_code", 0.3))  # imports the discussion never mentions
     found = lexicon.found_in_code(code)  # a pattern is searched only if it can match
     if found & lexicon.REMOTE_EXEC_NEEDS and lexicon.REMOTE_EXEC.search(code):

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sentinel_runtime.index.analysis import keywords
 from sentinel_runtime.pipeline import harm
 from sentinel_runtime.pipeline.citations import (
     CitationConfig,
-    keywords,
     says_insufficient,
     validate_citations,
 )

@@ -28,7 +28,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from sentinel_runtime.pipeline.citations import keywords
+from sentinel_runtime.index.analysis import keywords
 from sentinel_runtime.pipeline.grounded import Claim
 
 _NUMBER_WORDS = {
