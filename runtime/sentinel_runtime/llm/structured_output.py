@@ -63,6 +63,3 @@ class Preference:
         self._refused_at[form] = self._clock()
         if self._accepted == form:
             self._accepted = None
-
-    def describe(self) -> dict[str, Any]:
-        return {"accepted": self._accepted, "refused": sorted(self._refused_at)}

@@ -35,7 +35,6 @@ class ModelAnswer:
     claims: tuple[grounded.Claim, ...]
     rewards: tuple[selection.Reward, ...] = ()
     usage: calls.Usage = field(default_factory=calls.Usage)
-    model: str = ""
     trace: dict[str, Any] = field(default_factory=dict)  # the sentinel.generation object
 
 
@@ -106,7 +105,7 @@ async def answer(
         "conversation": {"turns": prepared.turns, "trimmed": prepared.trimmed},
         "clientSystemMessages": len(question.conversation.system),
     }
-    return ModelAnswer(best[0], best[1], rewards, completion.usage, completion.model, trace)
+    return ModelAnswer(best[0], best[1], rewards, completion.usage, trace)
 
 
 async def _ask(

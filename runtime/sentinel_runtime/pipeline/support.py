@@ -28,9 +28,12 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from sentinel_runtime.index import analysis
 from sentinel_runtime.index.analysis import keywords
 from sentinel_runtime.pipeline.grounded import Claim
 
+# Cardinals only, unlike ``index.analysis.NUMBER_WORDS``: an ordinal ("a second reason", "the
+# first step") names no amount a chunk must hold.
 _NUMBER_WORDS = {
     "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
     "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
@@ -95,10 +98,6 @@ def _months(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w in _MONTHS}
 
 
-def _sentences(text: str) -> list[str]:
-    return [s for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
-
-
 def _negated(text: str) -> bool:
     return _NEGATION.search(text) is not None
 
@@ -130,7 +129,7 @@ def check_claim(
     if wanted:
         restating = [
             s
-            for s in (s for chunk in evidence for s in _sentences(chunk))
+            for s in (s for chunk in evidence for s in analysis.sentences(chunk))
             if len(wanted & keywords(s)) >= RESTATES * len(wanted)
         ]
         if restating and all(_negated(s) != _negated(claim) for s in restating):
