@@ -92,6 +92,22 @@ class Settings(BaseSettings):
         description="Index the bundled demo corpus as 'demo' at start (sentinel serve: on).",
     )
     LOG_LEVEL: str = Field(default="INFO", description="Log level of the JSON log stream.")
+    MAX_REQUEST_BYTES: int = Field(
+        default=8 * 1024 * 1024,
+        ge=1024,
+        description="Largest request body, counted as it arrives (chunked bodies too): 413 "
+        "once passed.",
+    )
+    MAX_DOCUMENT_BYTES: int = Field(
+        default=2 * 1024 * 1024,
+        ge=1,
+        description="Largest document text (UTF-8 bytes) an index request may carry: 413.",
+    )
+    MAX_DOCUMENTS_PER_REQUEST: int = Field(
+        default=1000,
+        ge=1,
+        description="Most documents one index or update request may carry: 413.",
+    )
 
     @field_validator("LLM_INFERENCE_URL")
     @classmethod
