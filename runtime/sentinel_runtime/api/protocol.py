@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+from sentinel_runtime.index.manager import check_name
 
 MAX_SCAN_CHARS = 1_000_000
 SESSION_ID_CHARS = 256
 MAX_GOAL_CHARS = 10_000
+
+# Every index name a request carries (body field, query or path parameter) is checked by
+# the index manager's own rule, so a name the store would refuse is a 400 at the edge.
+IndexName = Annotated[str, AfterValidator(check_name)]
 
 
 class ChatMessage(BaseModel):
@@ -27,7 +33,7 @@ class ChatCompletionRequest(BaseModel):
     model: str | None = None
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
-    index_name: str | None = Field(
+    index_name: IndexName | None = Field(
         default=None, description="KAITO extension: answer from this index (RAG pipeline)."
     )
     sentinel_session: str | None = Field(
@@ -59,7 +65,7 @@ class AnswerRequest(BaseModel):
     query: str = Field(min_length=1, max_length=MAX_SCAN_CHARS)
     top_k: int = Field(default=5, ge=1, le=100)
     freshness_days: int = Field(default=90, ge=1, le=36_500)
-    index_name: str | None = None
+    index_name: IndexName | None = None
 
 
 class RetrievedChunk(BaseModel):
