@@ -186,9 +186,9 @@ def test_models_are_listed_from_upstream(guarded) -> None:
 @pytest.mark.parametrize(
     ("body", "status"),
     [
-        pytest.param({}, 422, id="no-messages"),
-        pytest.param({"messages": []}, 422, id="empty-messages"),
-        pytest.param({"messages": [{"role": "wizard", "content": "x"}]}, 422, id="bad-role"),
+        pytest.param({}, 400, id="no-messages"),
+        pytest.param({"messages": []}, 400, id="empty-messages"),
+        pytest.param({"messages": [{"role": "wizard", "content": "x"}]}, 400, id="bad-role"),
         pytest.param(
             {"messages": [{"role": "user", "content": "x"}], "stream": True, "n": 2},
             400,
@@ -220,5 +220,5 @@ def test_invalid_json_body_is_rejected(guarded) -> None:
         content=b"{not json",
         headers={"content-type": "application/json"},
     )
-    assert response.status_code == 422
-    assert "detail" in response.json()
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "json_invalid"

@@ -247,7 +247,7 @@ def test_sessions_open_once_and_close(airline: AirlineApp) -> None:
     bad_value = airline.post(
         "/v1/governance/sessions", {"session_id": "nope", "contexts": {"current_user": {"a": 1}}}
     )
-    _error(bad_value, 422)
+    _error(bad_value, 400)
 
     assert airline.delete(f"/v1/governance/sessions/{session}").status_code == 204
     gone = airline.get("/v1/governance/facts", session_id=session)
@@ -306,7 +306,7 @@ def test_unknown_sessions_tools_and_contexts_are_404(airline: AirlineApp) -> Non
     assert "strict mode" in _error(invented, 403, "not_established")
 
 
-def test_invalid_bodies_are_422_in_the_one_error_shape(airline: AirlineApp) -> None:
+def test_invalid_bodies_are_400_in_the_one_error_shape(airline: AirlineApp) -> None:
     for path, body in [
         ("/v1/governance/query", {"session_id": "s"}),
         ("/v1/governance/query", {"session_id": "", "goal": "x(a)"}),
@@ -314,9 +314,9 @@ def test_invalid_bodies_are_422_in_the_one_error_shape(airline: AirlineApp) -> N
         ("/v1/governance/context", {"session_id": "s", "name": "n", "value": None}),
     ]:
         response = airline.post(path, body)
-        assert response.status_code == 422, (path, body)
-        assert "detail" in response.json()
-    assert airline.get("/v1/governance/facts").status_code == 422
+        assert response.status_code == 400, (path, body)
+        assert response.json()["detail"] == response.json()["error"]["message"]
+    assert airline.get("/v1/governance/facts").status_code == 400
 
 
 def test_every_governance_route_needs_the_api_key(airline: AirlineApp) -> None:

@@ -347,10 +347,10 @@ def test_sentinels_own_checks_are_400_too(api: TestClient) -> None:
     assert_kaito_error(twice, 400, "appears twice")
 
 
-def test_other_routes_keep_their_own_error_shape(api: TestClient) -> None:
-    # The 400-with-a-string shape is KAITO's, on KAITO's routes only.
+def test_other_routes_answer_bad_bodies_in_the_same_shape(api: TestClient) -> None:
+    # One error shape on every route: KAITO's string detail beside OpenAI's error object.
     response = api.post("/v1/guardrails/scan", json={})
-    assert response.status_code == 422 and isinstance(response.json()["detail"], list)
+    assert_kaito_error(response, 400, "text: Field required")
 
 
 # --- metrics -----------------------------------------------------------------------------------

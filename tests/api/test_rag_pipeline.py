@@ -173,7 +173,7 @@ def test_answer_validate_and_debug_retrieval(demo: tuple[AppRuntime, Path]) -> N
     assert debug["retrieval_quality"]["freshness"]["freshness_violation"] is True  # the 2019 page
     withheld = api.get("/debug/retrieval", params={"q": HARMFUL}).json()
     assert withheld["gate"]["action"] == "no_retrieve" and withheld["chunks"] == []
-    assert api.post("/answer", json={"query": ""}).status_code == 422
+    assert api.post("/answer", json={"query": ""}).status_code == 400
 
 
 def _llm_runtime(

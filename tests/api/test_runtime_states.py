@@ -139,4 +139,4 @@ def test_policy_endpoint_and_scan_endpoint_use_the_default_policy(app_factory) -
     assert scan["action"] == "redact"
     assert scan["policyHash"] == policy["sha256"]
     too_big = runtime.client.post("/v1/guardrails/scan", json={"text": "x" * 1_000_001})
-    assert too_big.status_code == 422
+    assert too_big.status_code == 400

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
@@ -29,6 +30,7 @@ from sentinel_runtime.llm.upstream import UpstreamError
 
 _ERROR_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_found_error"}
 _PARAM_SOURCES = {"body", "query", "path", "header", "cookie"}
+_TYPE_TAGS = {"str", "int", "float", "bool", "none", "list", "dict", "constrained-str"}
 # The application layer's refusals: status, and OpenAI's ``code`` when it has one.
 TURN_ERRORS: dict[type[TurnError], tuple[int, str | None]] = {
     InvalidRequestError: (400, None),
@@ -42,6 +44,7 @@ def error_body(
     status: int, message: str, *, param: str | None = None, code: str | None = None
 ) -> dict[str, Any]:
     """KAITO's string ``detail`` and OpenAI's ``error`` object, in one body."""
+    message = printable(message)
     if status in (502, 504):
         kind = "upstream_error"
     elif status >= 500:
@@ -52,6 +55,12 @@ def error_body(
     return {"detail": message, "error": error}
 
 
+def printable(text: str) -> str:
+    """``text`` with any lone surrogate escaped, so the body can always be encoded: a
+    message may quote the client's input, and that input may be the very fault."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def error_response(
     status: int, message: str, *, param: str | None = None, code: str | None = None
 ) -> JSONResponse:
@@ -60,20 +69,47 @@ def error_response(
 
 def describe_validation(errors: Sequence[Any]) -> tuple[str, str | None, str | None]:
     """One sentence for pydantic's error list, the first field at fault and its error type:
-    ``max_node_count: Input should be less than or equal to 300``."""
-    sentences: list[str] = []
-    fields: list[str] = []
+    ``max_node_count: Input should be less than or equal to 300``. A field that failed
+    every member of a union is one clause, its members' messages joined by "or"."""
+    by_field: dict[str, list[str]] = {}
     for error in errors:
-        loc = [str(part) for part in error.get("loc", ())]
-        if len(loc) > 1 and loc[0] in _PARAM_SOURCES:
-            loc = loc[1:]
-        field = ".".join(loc)
+        if error.get("type") == "json_invalid":
+            # Its location is a character offset, not a field.
+            reason = (error.get("ctx") or {}).get("error", "JSON decode error")
+            at = error.get("loc", (None, None))[-1]
+            return f"the request body is not valid JSON: {reason} (at {at})", None, "json_invalid"
+        field = ".".join(_field_path(error.get("loc", ())))
         message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
-        sentences.append(message if not field or field in message else f"{field}: {message}")
-        fields.append(field)
+        messages = by_field.setdefault(field, [])
+        if message not in messages:
+            messages.append(message)
+    sentences = [
+        " or ".join(messages)
+        if not field or field in messages[0]
+        else f"{field}: {' or '.join(messages)}"
+        for field, messages in by_field.items()
+    ]
     first = errors[0] if errors else {}
     code = first.get("type") if isinstance(first, dict) else None
-    return "; ".join(sentences) or "invalid request", (fields[0] if fields else None), code
+    return "; ".join(sentences) or "invalid request", next(iter(by_field), None), code
+
+
+def _field_path(loc: Sequence[Any]) -> list[str]:
+    """The field's path: without the request part (``body``) and without the union
+    members' tags pydantic puts in the location (``str``, ``list[str]``,
+    ``function-after[check_name(), str]``), which name types, not fields."""
+    parts = [str(part) for part in loc]
+    if len(parts) > 1 and parts[0] in _PARAM_SOURCES:
+        parts = parts[1:]
+    return [p for p in parts if p not in _TYPE_TAGS and "[" not in p]
+
+
+async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
+    # OpenAI answers a malformed request with 400 and one readable sentence, never
+    # FastAPI's 422 list; the client's input is not echoed back.
+    assert isinstance(exc, RequestValidationError)
+    message, param, code = describe_validation(exc.errors())
+    return error_response(400, message, param=param, code=code)
 
 
 async def _turn_error(request: Request, exc: Exception) -> JSONResponse:
@@ -109,6 +145,7 @@ async def _http_exception(request: Request, exc: Exception) -> JSONResponse:
 def install(app: FastAPI) -> None:
     """Register the table's handlers on ``app``."""
     app.add_exception_handler(HTTPException, _http_exception)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(TurnError, _turn_error)
     app.add_exception_handler(IndexNotFound, _index_not_found)
     app.add_exception_handler(UpstreamError, _upstream)

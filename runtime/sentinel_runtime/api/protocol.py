@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from sentinel_runtime.index.manager import check_name
@@ -25,14 +25,42 @@ class ChatMessage(BaseModel):
     content: str | list[dict[str, Any]] | None = None
 
 
+StrictUnitInterval = Annotated[float, Field(strict=True, ge=0, le=1)]
+Penalty = Annotated[float, Field(strict=True, ge=-2, le=2)]
+TokenCount = Annotated[int, Field(strict=True, ge=1)]
+
+
+class StreamOptions(BaseModel):
+    include_usage: bool = False
+
+
 class ChatCompletionRequest(BaseModel):
-    """OpenAI's request body; unknown fields (temperature, tools, ...) pass through upstream."""
+    """OpenAI's request body. The parameters below are checked here (type and range) and
+    honoured; unknown fields pass to the upstream model server unchanged in a plain chat
+    (a RAG turn passes only the sampling parameters). Parameters whose result could carry
+    text past the guardrails are refused by name (``logprobs``, ``top_logprobs``, audio
+    output); the harmless ones Sentinel does not use (``user``, ``metadata``, ``store``,
+    ``service_tier``, ``parallel_tool_calls``, ``prediction``) are ignored."""
 
     model_config = ConfigDict(extra="allow")
 
-    model: str | None = None
+    model: str | None = Field(default=None, max_length=256)
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
+    stream_options: StreamOptions | None = None
+    max_tokens: TokenCount | None = None
+    max_completion_tokens: TokenCount | None = None
+    temperature: Annotated[float, Field(strict=True, ge=0, le=2)] | None = None
+    top_p: StrictUnitInterval | None = None
+    n: Annotated[int, Field(strict=True, ge=1, le=128)] | None = None
+    presence_penalty: Penalty | None = None
+    frequency_penalty: Penalty | None = None
+    stop: str | list[str] | None = Field(default=None, max_length=16)
+    seed: Annotated[int, Field(strict=True)] | None = None
+    logprobs: bool | None = None
+    top_logprobs: Annotated[int, Field(strict=True, ge=0, le=20)] | None = None
+    modalities: list[str] | None = None
+    audio: dict[str, Any] | None = None
     index_name: IndexName | None = Field(
         default=None, description="KAITO extension: answer from this index (RAG pipeline)."
     )
@@ -43,6 +71,30 @@ class ChatCompletionRequest(BaseModel):
         description="Sentinel extension: the governance session whose facts the proposed tool "
         "calls are judged by (none: a fresh session kept nowhere).",
     )
+
+    @field_validator("logprobs", "top_logprobs")
+    @classmethod
+    def _no_logprobs(cls, value: bool | int | None) -> bool | int | None:
+        if value:
+            raise ValueError(
+                "log probabilities are not available: the answer is scanned and may be "
+                "redacted, and per-token log probabilities would show the text removed"
+            )
+        return value
+
+    @field_validator("modalities")
+    @classmethod
+    def _text_only(cls, value: list[str] | None) -> list[str] | None:
+        if value and set(value) - {"text"}:
+            raise ValueError("only text output is available: guardrails scan text")
+        return value
+
+    @field_validator("audio")
+    @classmethod
+    def _no_audio(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            raise ValueError("audio output is not available: guardrails scan text")
+        return value
 
 
 class ScanRequest(BaseModel):
