@@ -47,12 +47,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="Sentinel runtime", version=__version__, lifespan=lifespan)
     app.include_router(health.router)
-    app.include_router(chat.router)
-    app.include_router(guardrails.router)
-    app.include_router(indexes.router)
-    app.include_router(rag.router)
-    app.include_router(audit.router)
-    app.include_router(governance.router)
+    for router in (chat, guardrails, indexes, rag, audit, governance):
+        app.include_router(router.router, responses=errors.ERROR_RESPONSES)
     app.add_exception_handler(GovernanceError, governance.governance_error)
     errors.install(app)
 

@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
 from sentinel_runtime.answer.errors import (
@@ -37,6 +38,38 @@ TURN_ERRORS: dict[type[TurnError], tuple[int, str | None]] = {
     ContextWindowExceededError: (400, "context_length_exceeded"),
     UnprocessableRequestError: (422, None),
     PolicyUnavailableError: (503, "guardrails_unavailable"),
+}
+
+
+class ErrorObject(BaseModel):
+    message: str
+    type: str
+    param: str | None
+    code: str | None
+
+
+class ErrorBody(BaseModel):
+    """Every error answer's body (the OpenAPI document lists it for each route)."""
+
+    detail: str
+    error: ErrorObject
+
+
+# The statuses any route may answer with this body: the edge's (400 bad text or JSON, 401,
+# 413) and the last resort's 500, beside each route's own.
+_DESCRIBED: dict[int | str, str] = {
+    400: "The request is malformed or a parameter is out of range (`error.param` names it).",
+    401: "Missing or invalid API key (only when RUNTIME_API_KEY is set).",
+    413: "The request body, a document or the number of documents passes its limit.",
+    500: "An unexpected error; the connection stays usable.",
+    # Declared so FastAPI does not describe a 422 list body that no route returns.
+    "4XX": "Another refusal: 404 unknown resource, 409 state conflict, 422 a request the "
+    "domain cannot accept, 429 upstream rate limit (same body; some add fields).",
+    "5XX": "502/504 the upstream model server failed or timed out; 503 no usable guardrails "
+    "policy or index store.",
+}
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": text} for status, text in _DESCRIBED.items()
 }
 
 
