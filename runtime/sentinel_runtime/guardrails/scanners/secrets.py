@@ -4,8 +4,11 @@ Verdicts are those of detect-secrets scanning the text as a file, which is what 
 does through a temporary file: a line pass, then (only if it found nothing) the eager
 INI-transformer pass. We run the same passes in memory, and before running the plugins
 and filters on a line we check whether any plugin's own detection regex can match it at
-all; lines no regex can touch are skipped, which is where the time went. Findings are the
-plugin's; ``test_secrets_equivalence`` checks them against detect-secrets' file scan.
+all; lines no regex can touch are skipped, which is where the time went. On a line that
+stays, only the plugins whose regexes match it run, and the filters run once per line
+rather than once per secret, so one long line costs what the same text in lines does
+(``test_secrets_long_lines``). Findings are the plugin's; ``test_secrets_equivalence``
+checks them against detect-secrets' file scan.
 
 The default plugins are detect-secrets' token detectors (AWS, GitHub, Slack, private keys,
 JWTs, ...), the family llm-guard's Secrets scanner uses. ``KeywordDetector`` and the two
@@ -25,7 +28,7 @@ import io
 import pkgutil
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -70,6 +73,14 @@ PREGATES: dict[str, tuple[tuple[str, ...], bool, tuple[str, ...]]] = {
     "HexHighEntropyString": (_QUOTES[:2], False, ()),
     # Not _DIGITS: the regex's \d also matches other scripts' digits ("١٢٣٤٥٦٧٨:...").
     "TelegramBotTokenDetector": ((":",), False, ()),
+}
+
+# detect-secrets filters that can reject a line only when this literal is in it or in its
+# code snippet: every allowlist comment says "pragma: allowlist secret". Skipping the
+# filter otherwise saves its dozen regexes over a long line (1.7 ms for 19 KB).
+# ``test_secrets_long_lines`` checks the claim against the real filter.
+FILTER_PREGATES: dict[str, str] = {
+    "detect_secrets.filters.allowlist.is_line_allowlisted": "pragma",
 }
 
 # Not secrets but addresses; the sensitive scanner owns IPs.
@@ -129,15 +140,46 @@ class _NamedStringIO(io.StringIO):
     name = VIRTUAL_FILENAME
 
 
+# A match attempt from one start costs about what searching this many characters does.
+WINDOW_START_COST = 8
+
+
+def _first_known(verdict: bool | None, regex: re.Pattern[str], line: str) -> bool:
+    return bool(regex.search(line)) if verdict is None else verdict
+
+
 @dataclass(frozen=True)
 class Gate:
     """One plugin regex and the cheap checks that decide whether it needs to run."""
 
     regex: re.Pattern[str]
+    plugin: int  # index of the plugin in the engine's list
     any_of: tuple[str, ...] = ()  # PREGATES: per-line literals
     folded: bool = False
     and_any_of: tuple[str, ...] = ()
     prefixes: tuple[str, ...] = ()  # derived: every match starts with one of these
+    # derived: every match holds one of ``any_of`` at most this far from its start
+    reach: int | None = None
+
+    def search_near_literals(self, line: str, haystack: str) -> bool | None:
+        """Whether the regex matches ``line``, trying only starts within ``reach`` before a
+        literal; None when that would not be cheaper than searching the whole line.
+
+        The pregated regexes cost up to 130 ns per character wherever they start, so one
+        long line holding "key" once cost milliseconds per regex.
+        """
+        if self.reach is None or len(haystack) != len(line):  # casefold grew: offsets moved
+            return None
+        starts: set[int] = set()
+        for literal in self.any_of:
+            at = haystack.find(literal)
+            while at != -1:
+                starts.update(range(max(0, at - self.reach), at + 1))
+                if len(starts) * WINDOW_START_COST > len(line):
+                    return None
+                at = haystack.find(literal, at + 1)
+        # match(line, pos) sees the characters before pos, as search(line) does.
+        return any(self.regex.match(line, start) for start in sorted(starts))
 
 
 def literal_prefixes(pattern: re.Pattern[str]) -> tuple[str, ...]:
@@ -173,17 +215,144 @@ def literal_prefixes(pattern: re.Pattern[str]) -> tuple[str, ...]:
     return walk(list(parsed))
 
 
+def literal_reach(pattern: re.Pattern[str], literals: tuple[str, ...], folded: bool) -> int | None:
+    """The farthest from a match's start that one of ``literals`` begins, in every match.
+
+    None when no bound can be read off ``pattern``: a literal only after an unbounded part,
+    case rules the gate does not share, or a case-folded literal with an "i" (IGNORECASE
+    matches "i" to the dotless i U+0131, which casefold keeps apart, so the literal would
+    not be found where the match holds it). Uses the ``re`` module's own parser.
+    """
+    if bool(pattern.flags & re.IGNORECASE) != folded:
+        return None
+    if folded and any("i" in lit for lit in literals):
+        return None
+    try:
+        from re import _constants, _parser  # type: ignore[attr-defined]
+
+        parsed = _parser.parse(pattern.pattern, pattern.flags)
+    except Exception:  # a parser we do not know: no shortcut, just run the regex
+        return None
+
+    def leads(items: list[tuple[object, object]], text: str) -> bool:
+        """Whether every match of ``items``, after ``text``, begins with a literal."""
+        for op, arg in items:
+            if op is _constants.LITERAL:
+                text += chr(arg)  # type: ignore[arg-type]
+                continue
+            if op is _constants.SUBPATTERN:
+                _group, add_flags, del_flags, sub = arg  # type: ignore[misc]
+                return not add_flags and not del_flags and leads([*sub, *items[1:]], text)
+            if op is _constants.BRANCH:
+                rest = items[items.index((op, arg)) + 1 :]
+                return all(leads([*branch, *rest], text) for branch in arg[1])  # type: ignore[index]
+            break
+        haystack = text.casefold() if folded else text
+        return any(haystack.startswith(lit) for lit in literals)
+
+    items = list(parsed)
+    offset = 0
+    for index, item in enumerate(items):
+        if leads(items[index:], ""):
+            return offset
+        width = _parser.SubPattern(parsed.state, [item]).getwidth()[1]
+        if width >= _constants.MAXREPEAT:
+            return None
+        offset += width
+    return None
+
+
 @dataclass(frozen=True)
 class Finding:
     secret_type: str
     value: str
 
 
+def _rejects(filter_fn: Callable[..., object], **kwargs: object) -> bool:
+    """One detect-secrets filter's verdict; one that cannot take these arguments keeps all."""
+    from detect_secrets.util.inject import call_function_with_arguments
+
+    try:
+        return bool(call_function_with_arguments(filter_fn, **kwargs))
+    except TypeError:
+        return False
+
+
+@dataclass(frozen=True)
+class _Filters:
+    """detect-secrets' active filters, grouped by the arguments its line pass gives them."""
+
+    line: tuple[Callable[..., object], ...]  # filename, line, context: before any plugin
+    secret: tuple[Callable[..., object], ...]  # filename, secret, plugin, line
+    context: tuple[Callable[..., object], ...]  # all of the above
+
+    @classmethod
+    def current(cls) -> _Filters:
+        # Read per scan, as detect-secrets does: its settings are process-wide and mutable.
+        from detect_secrets.core.scan import get_filters_with_parameter
+
+        return cls(
+            tuple(get_filters_with_parameter("line")),
+            tuple(get_filters_with_parameter("secret")),
+            tuple(get_filters_with_parameter("context")),
+        )
+
+
+class _LineVerdicts:
+    """Filter verdicts on one line's secrets, each filter run once per line where it can.
+
+    detect-secrets runs the ``context`` filters again for every secret, although
+    ``is_line_allowlisted`` reads only the line and its neighbours: on a long line with
+    several secrets that re-scanned the line per secret. A filter that takes neither the
+    secret nor the plugin gives one verdict per line, so it runs once.
+    """
+
+    def __init__(self, filters: _Filters, line: str, context: object) -> None:
+        self.filters = filters
+        self.line = line
+        self.context = context
+        self._per_line: dict[Callable[..., object], bool] = {}
+
+    def _line_rejects(self, filter_fn: Callable[..., object]) -> bool:
+        if filter_fn not in self._per_line:
+            literal = FILTER_PREGATES.get(f"{filter_fn.__module__}.{filter_fn.__qualname__}")
+            lines = [self.line, *getattr(self.context, "lines", ())]
+            self._per_line[filter_fn] = (
+                literal is None or any(literal in line for line in lines)
+            ) and _rejects(
+                filter_fn, filename=VIRTUAL_FILENAME, line=self.line, context=self.context
+            )
+        return self._per_line[filter_fn]
+
+    def drops(self, plugin: object, secret: str | None) -> bool:
+        # detect-secrets asks the line filters before running any plugin on the line; asked
+        # only once a plugin found something, they give the same findings for less work.
+        if any(self._line_rejects(f) for f in self.filters.line):
+            return True
+        if any(
+            _rejects(f, filename=VIRTUAL_FILENAME, secret=secret, plugin=plugin, line=self.line)
+            for f in self.filters.secret
+        ):
+            return True
+        return any(
+            self._line_rejects(f)
+            if not {"secret", "plugin"} & f.injectable_variables  # type: ignore[attr-defined]
+            else _rejects(
+                f,
+                filename=VIRTUAL_FILENAME,
+                secret=secret,
+                plugin=plugin,
+                line=self.line,
+                context=self.context,
+            )
+            for f in self.filters.context
+        )
+
+
 class _DetectSecretsEngine:
     """One set of detect-secrets plugins, instantiated once, with its default filters."""
 
     def __init__(self, plugin_names: tuple[str, ...]) -> None:
-        from detect_secrets.core import scan as ds_scan
         from detect_secrets.plugins.base import RegexBasedDetector
         from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
         from detect_secrets.plugins.keyword import (
@@ -194,15 +363,16 @@ class _DetectSecretsEngine:
         )
         from detect_secrets.transformers import get_transformed_file
         from detect_secrets.util.code_snippet import get_code_snippet
+        from detect_secrets.util.inject import call_function_with_arguments
 
-        self._scan = ds_scan
         self._get_code_snippet = get_code_snippet
+        self._call = call_function_with_arguments
         self._get_transformed_file = get_transformed_file
         self.plugin_names = plugin_names
         self.plugins = [builtin_plugins()[name]() for name in plugin_names]
         gates: list[Gate] = []
         self.denylists: dict[str, list[re.Pattern[str]]] = {}
-        for plugin in self.plugins:
+        for index, plugin in enumerate(self.plugins):
             if isinstance(plugin, RegexBasedDetector):
                 patterns = list(plugin.denylist)
                 self.denylists[plugin.secret_type] = patterns
@@ -220,21 +390,24 @@ class _DetectSecretsEngine:
                 # MULTILINE: per-line anchors must still match inside the joined text.
                 regex = re.compile(pattern.pattern, pattern.flags | re.MULTILINE)
                 prefixes = () if any_of else literal_prefixes(regex)
-                gates.append(Gate(regex, any_of, folded, and_any_of, prefixes))
+                reach = literal_reach(regex, any_of, folded) if any_of else None
+                gates.append(Gate(regex, index, any_of, folded, and_any_of, prefixes, reach))
         self.gates = tuple(gates)
 
-    def _candidate_lines(self, lines: list[str]) -> list[int]:
-        """1-based numbers of lines that some plugin regex can match; a superset is fine.
+    def _candidate_lines(self, lines: list[str]) -> dict[int, set[int]]:
+        """For each 1-based line some plugin regex can match, the indexes of those plugins.
 
-        Cheap regexes run once over the joined text; pregated ones run only on the lines
-        that hold one of their literals, line by line as detect-secrets itself applies them.
+        A superset is fine. Cheap regexes run once over the joined text; pregated ones run
+        only on the lines that hold one of their literals, line by line as detect-secrets
+        itself applies them. Kept per plugin: a plugin none of whose regexes matches a line
+        finds nothing there, and running all of them over one long line was the cost.
         """
         joined = "\n".join(lines)
         starts = [0]
         for line in lines[:-1]:
             starts.append(starts[-1] + len(line) + 1)
         folded_lines: list[str] | None = None
-        hits: set[int] = set()
+        hits: dict[int, set[int]] = {}
         for gate in self.gates:
             if not gate.any_of:
                 if gate.prefixes and not any(p in joined for p in gate.prefixes):
@@ -242,56 +415,48 @@ class _DetectSecretsEngine:
                 for m in gate.regex.finditer(joined):
                     first = bisect.bisect_right(starts, m.start())
                     last = bisect.bisect_right(starts, max(m.start(), m.end() - 1))
-                    hits.update(range(first, last + 1))
+                    for number in range(first, last + 1):
+                        hits.setdefault(number, set()).add(gate.plugin)
                 continue
             if gate.folded and folded_lines is None:
                 folded_lines = [line.casefold() for line in lines]
             haystacks = folded_lines if gate.folded else lines
             for number, (line, haystack) in enumerate(zip(lines, haystacks, strict=True), 1):
                 if (
-                    number not in hits
+                    gate.plugin not in hits.get(number, ())
                     and any(lit in haystack for lit in gate.any_of)
                     and (not gate.and_any_of or any(c in line for c in gate.and_any_of))
-                    and gate.regex.search(line)
+                    and _first_known(gate.search_near_literals(line, haystack), gate.regex, line)
                 ):
-                    hits.add(number)
-        return sorted(hits)
+                    hits.setdefault(number, set()).add(gate.plugin)
+        return hits
 
     def _scan_lines(self, raw_lines: list[str]) -> list[Finding]:
         lines = [line.rstrip() for line in raw_lines]
-        numbers = self._candidate_lines(lines)
-        if not numbers:
+        candidates = self._candidate_lines(lines)
+        if not candidates:
             return []
-        scan = self._scan
+        filters = _Filters.current()
         findings: list[Finding] = []
-        # Mirrors detect_secrets.core.scan._process_line_based_plugins, restricted to the
-        # candidate lines; every other line has no plugin regex match and yields nothing.
-        for number in numbers:
+        # Gives what detect_secrets.core.scan's line-based pass gives, restricted to the
+        # candidate lines and, on each, to the plugins whose regexes can match it; every
+        # other (line, plugin) pair finds nothing.
+        for number in sorted(candidates):
             line = lines[number - 1]
             snippet = self._get_code_snippet(lines=raw_lines, line_number=number)
-            if scan._is_filtered_out(
-                required_filter_parameters=["line"],
-                filename=VIRTUAL_FILENAME,
-                line=line,
-                context=snippet,
-            ):
-                continue
-            for plugin in self.plugins:
-                for secret in scan._scan_line(
-                    plugin=plugin,
+            verdicts = _LineVerdicts(filters, line, snippet)
+            for index, plugin in enumerate(self.plugins):
+                if index not in candidates[number]:
+                    continue
+                secrets = self._call(
+                    plugin.analyze_line,
                     filename=VIRTUAL_FILENAME,
                     line=line,
                     line_number=number,
                     context=snippet,
-                ):
-                    if not scan._is_filtered_out(
-                        required_filter_parameters=["context"],
-                        filename=VIRTUAL_FILENAME,
-                        secret=secret.secret_value,
-                        plugin=plugin,
-                        line=line,
-                        context=snippet,
-                    ):
+                )
+                for secret in secrets or ():
+                    if not verdicts.drops(plugin, secret.secret_value):
                         findings.append(Finding(secret.type, secret.secret_value or ""))
         return findings
 
