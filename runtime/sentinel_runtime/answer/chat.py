@@ -4,7 +4,9 @@ With ``index_name`` the whole pipeline answers (``turn.answer_question``); witho
 introspection and the gate still judge the request, a refused one never reaches the
 generator, and the tool calls the model proposes are judged in the governance session
 (``tool_calls``). ``stream`` turns return a :class:`stream.ChatStream`, which counts and
-times the request itself when it ends; the others are counted here.
+times the request itself when it ends; the others are counted here. Either way the response
+is named by ``turn.response_model`` and its tokens are ``turn.usage``; ``n`` other than 1 is
+refused (:func:`check_n`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from sentinel_runtime.answer import stream as streaming
 from sentinel_runtime.answer import turn as answering
 from sentinel_runtime.answer.errors import (
     ContextWindowExceededError,
+    InvalidRequestError,
     UnprocessableRequestError,
 )
 from sentinel_runtime.answer.services import Services
@@ -53,6 +56,7 @@ async def run(
     status = "failure"
     try:
         body = dict(turn.body)
+        check_n(body)
         query = last_user_text(body)
         session = tool_calls.governance_session(services, turn.session)
         tool_calls.add_fact_summary(services, session, body)
@@ -76,6 +80,19 @@ async def run(
             log_event(
                 logger, events.CHAT_COMPLETED, status=status, duration_ms=round(elapsed * 1000, 2)
             )
+
+
+def check_n(body: dict[str, Any]) -> None:
+    """Refuse ``n`` other than 1. A turn has one guarded answer: the pipeline decides,
+    validates and audits one answer (a RAG turn's candidates are its best-of-N, not the
+    client's choices), and the decision, audit record and stream describe one text."""
+    n = body.get("n")
+    if n is not None and n != 1:
+        raise InvalidRequestError(
+            f"n={n} is not supported: Sentinel returns one guarded answer per request "
+            "(send n=1 or leave n out, and make several requests for several answers)",
+            param="n",
+        )
 
 
 def last_user_text(body: dict[str, Any]) -> str:
@@ -127,6 +144,7 @@ async def _answer(
             model=model,
             endpoint="chat",
             conversation=Conversation.from_messages(body["messages"], body),
+            messages=body["messages"],
         )
         return answered.response
     # No index: the introspection and the gate still judge the request; a refused one never
@@ -135,15 +153,23 @@ async def _answer(
     engine = version.engine
     pre, context, refused = await answering.preflight(services, engine, query, body)
     proposed = None
+    reported: str | None = None  # the model the upstream says it used
     if refused:
         result = await answering.refusal(pre, context, query)
-        response = completion(result.answer.text, model=model or services.generator.default_model)
+        response = completion(result.answer.text, model="")
+        response["usage"] = answering.usage(None, body["messages"], [result.answer.text])
     else:
         response = await services.generator.complete(body)
+        if answering.generator_name(services) == "upstream":
+            reported = str(response.get("model") or "") or None
+        # Counted as generated: before the tool-call verdicts and the scanners change it.
+        generated = [_generated(choice) for choice in response.get("choices") or []]
+        response["usage"] = answering.usage(response.get("usage"), body["messages"], generated)
         proposed = await tool_calls.check_tool_calls(
             services, session, response, pre.request_id, version.rules
         )
         result = runner.passthrough(pre, _first_text(response), answering.generator_name(services))
+    response["model"] = answering.response_model(services, model, reported)
     response["id"] = str(response.get("id") or f"chatcmpl-{uuid.uuid4().hex}")
     answered = await answering.scan_and_record(
         services, engine, result, response, index_name=None, endpoint="chat", tool_calls=proposed
@@ -154,3 +180,16 @@ async def _answer(
 def _first_text(response: dict[str, Any]) -> str:
     choices = response.get("choices") or [{}]
     return message_text(choices[0].get("message") or {})
+
+
+def _generated(choice: Any) -> str:
+    """What the generator wrote in one choice: its text and the tool calls it proposes."""
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        return ""
+    parts = [message_text(message)]
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            parts += [str(function.get("name") or ""), str(function.get("arguments") or "")]
+    return "".join(parts)

@@ -5,9 +5,11 @@ is scanned before it leaves; ``api.streaming`` frames them as server-sent events
 the policy version (read once: a reload mid-stream never changes this stream's policy), the
 pipeline's stages before generation (with ``index_name``, the whole pipeline: citations need
 the whole answer, so it is generated, validated and scanned whole, then sent in word-sized
-pieces), and the generator's connection. Then :class:`ChatStream` yields the role, the
-content the :class:`StreamGuard` releases, a last chunk with ``finish_reason`` and the
-``sentinel`` object, and :data:`DONE`.
+pieces), and the generator's connection up to its first event (which names the model: every
+chunk carries ``turn.response_model``, as a response that is not streamed does). Then
+:class:`ChatStream` yields the role, the content the :class:`StreamGuard` releases, a last
+chunk with ``finish_reason`` and the ``sentinel`` object, with ``stream_options.include_usage``
+a chunk with no choices and the ``turn.usage``, and :data:`DONE`.
 
 A failure mid-stream (the upstream, a fail-closed scanner) ends the stream with an ``error``
 event and :data:`DONE`; text the guard still holds is dropped, never sent unscanned. When the
@@ -84,10 +86,6 @@ class Chunks:
 
 
 def _check_streamable(body: dict[str, Any]) -> None:
-    if body.get("n") not in (None, 1):
-        raise InvalidRequestError(
-            "stream=true supports n=1 only; send stream=false for n > 1", param="n"
-        )
     if body.get("tools") or body.get("functions"):
         raise InvalidRequestError(
             "stream=true with tools is not supported; send stream=false for tool calls",
@@ -114,7 +112,7 @@ async def open_chat_stream(
     _check_streamable(body)
     engine = answering.active_engine(services)
     generator = services.generator
-    model = str(body.get("model") or generator.default_model or "")
+    model = str(body.get("model") or "")
     pre: runner.Preflight | None = None
     result: runner.PipelineResult | None = None
     prescanned: list[ChoiceVerdict] | None = None
@@ -128,7 +126,7 @@ async def open_chat_stream(
             index_name=index_name,
             conversation=Conversation.from_messages(body["messages"], body),
         )
-        completion = answering.pipeline_completion(services, result, model)
+        completion = answering.pipeline_completion(services, result, model, body["messages"])
         prescanned = []
         if engine is not None:
             prescanned = await anyio.to_thread.run_sync(
@@ -139,10 +137,11 @@ async def open_chat_stream(
             choice["message"]["content"], finish_reason=choice["finish_reason"]
         )
         source.usage = completion["usage"]
-        model = completion["model"]
+        named: str | None = completion["model"]
         generator_name = result.answer.generator
         request_id = result.request_id
     else:
+        named = None  # known once the generator's stream has started
         pre, context, refused = await answering.preflight(services, engine, query, body)
         generator_name = answering.generator_name(services)
         request_id = pre.request_id
@@ -156,15 +155,18 @@ async def open_chat_stream(
     if engine is not None and prescanned is None:
         guard = StreamGuard(engine, response_id=request_id)
     await source.start()  # an upstream that fails here gets its HTTP status
+    if named is None:
+        named = answering.response_model(services, model, source.model)
     stream = ChatStream(
         services,
         engine,
         guard,
         source,
-        Chunks(f"chatcmpl-{uuid.uuid4().hex}", int(time.time()), model),
+        Chunks(f"chatcmpl-{uuid.uuid4().hex}", int(time.time()), named),
         started=started,
         index_name=index_name,
         include_usage=_include_usage(body),
+        prompt=body["messages"],
         result=result,
         pre=pre,
         generator_name=generator_name,
@@ -187,6 +189,7 @@ class ChatStream:
         started: float,
         index_name: str | None,
         include_usage: bool,
+        prompt: list[dict[str, Any]],
         result: runner.PipelineResult | None,
         pre: runner.Preflight | None,
         generator_name: str,
@@ -200,6 +203,7 @@ class ChatStream:
         self.started = started
         self.index_name = index_name
         self.include_usage = include_usage
+        self.prompt = prompt  # the messages the generator got (counted when it reports no usage)
         self.result = result  # known before the stream (index_name, refusals)
         self.pre = pre  # otherwise: the generator's answer is passed through at the end
         self.generator_name = generator_name
@@ -247,11 +251,9 @@ class ChatStream:
                 extra["source_nodes"] = report.source_nodes(self.result)
             last: list[Event] = [self.chunks.chunk({}, self._finish_reason(), **extra)]
             if self.include_usage:
-                usage = self.source.usage or {
-                    "prompt_tokens": 0,
-                    "completion_tokens": 0,
-                    "total_tokens": 0,
-                }
+                # What the generator wrote, before the guard held or cut any of it.
+                generated = ["".join(self.received)]
+                usage = answering.usage(self.source.usage, self.prompt, generated)
                 last.append(self.chunks.usage(usage))
         except UpstreamError as exc:
             self._conclude("upstream_error")

@@ -12,7 +12,7 @@ before anything reaches the client. Streamed answers (``stream``) use the same s
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,11 +23,12 @@ from sentinel_runtime.answer import tool_calls as tool_calls_mod
 from sentinel_runtime.answer.services import Services
 from sentinel_runtime.guardrails.chat import ChoiceVerdict, guard_chat_completion
 from sentinel_runtime.guardrails.engine import GuardrailsEngine, ScanOutcome
+from sentinel_runtime.llm import calls, echo
 from sentinel_runtime.llm.messages import completion
 from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import config as pipeline_config
-from sentinel_runtime.pipeline import decision, report, runner
+from sentinel_runtime.pipeline import decision, model_answer, report, runner
 from sentinel_runtime.pipeline.conversation import Conversation
 
 logger = logging.getLogger(__name__)
@@ -45,6 +46,32 @@ def active_engine(services: Services) -> GuardrailsEngine | None:
 
 def generator_name(services: Services) -> str:
     return "upstream" if services.settings.LLM_INFERENCE_URL else "embedded"
+
+
+def response_model(services: Services, requested: str | None, reported: str | None = None) -> str:
+    """The ``model`` of a chat response, the same whether it is streamed or not: the model
+    the upstream says it used (``reported``: its response's, or its stream's first chunk's,
+    ``model``), else the model ``LLM_MODEL`` pins, else the request's ``model``, else
+    ``sentinel-embedded``. An answer no upstream wrote (the embedded generator, the
+    extractive one, a refusal) has no ``reported``; ``LLM_MODEL`` counts only with an
+    upstream (``LLM_INFERENCE_URL``)."""
+    settings = services.settings
+    pinned = settings.LLM_MODEL if settings.LLM_INFERENCE_URL else ""
+    return reported or pinned or requested or echo.MODEL_NAME
+
+
+def usage(
+    reported: Any, prompt: Sequence[Mapping[str, Any]], generated: Sequence[str]
+) -> dict[str, Any]:
+    """The ``usage`` of a chat response, the same whether it is streamed or not: the
+    upstream's (``reported``) when it reports any tokens, else counted with tiktoken's
+    cl100k_base (``model_answer.counted_usage``): ``prompt`` are the messages as the
+    generator got them (Sentinel's system messages included), ``generated`` the text it
+    wrote. Like OpenAI, which counts what the model generated, the completion is counted
+    before the output guardrails: a redaction or a block does not change it."""
+    if calls.Usage.of(reported) != calls.Usage():
+        return dict(reported)
+    return model_answer.counted_usage(prompt, generated).describe()
 
 
 def context_for(
@@ -217,13 +244,17 @@ async def run_pipeline(
 
 
 def pipeline_completion(
-    services: Services, result: runner.PipelineResult, model: str
+    services: Services,
+    result: runner.PipelineResult,
+    model: str,
+    messages: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any]:
-    """The ``chat.completion`` of a pipeline answer: the model the upstream named (else the
-    request's, else the default), its token usage, ``length`` when the reply was cut."""
-    named = result.generation.get("model") or model or services.generator.default_model
-    response = completion(result.answer.text, model=str(named))
-    response["usage"] = result.usage.describe()
+    """The ``chat.completion`` of a pipeline answer: named by :func:`response_model`, its
+    :func:`usage` (the model's, summed over its calls; with no model call, ``messages``, the
+    client's, and the answer counted), ``length`` when the reply was cut."""
+    named = response_model(services, model, result.generation.get("model"))
+    response = completion(result.answer.text, model=named)
+    response["usage"] = usage(result.usage.describe(), messages, [result.answer.text])
     if result.answer.details.get("cut"):
         response["choices"][0]["finish_reason"] = "length"
     return response
@@ -239,7 +270,10 @@ async def answer_question(
     model: str = "",
     endpoint: str,
     conversation: Conversation | None = None,
+    messages: Sequence[Mapping[str, Any]] | None = None,
 ) -> Answered:
+    """The pipeline's scanned answer to ``query``; ``messages`` are the client's (for the
+    usage of an answer no model wrote; None: the query alone)."""
     engine = active_engine(services)
     result = await run_pipeline(
         services,
@@ -250,7 +284,8 @@ async def answer_question(
         freshness_days=freshness_days,
         conversation=conversation,
     )
-    response = pipeline_completion(services, result, model)
+    asked = messages if messages is not None else [{"role": "user", "content": query}]
+    response = pipeline_completion(services, result, model, asked)
     return await scan_and_record(
         services, engine, result, response, index_name=index_name, endpoint=endpoint
     )

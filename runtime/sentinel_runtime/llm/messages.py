@@ -22,7 +22,9 @@ def message_text(message: dict[str, Any]) -> str:
 
 
 def completion(text: str, *, model: str) -> dict[str, Any]:
-    """An OpenAI ``chat.completion`` with one assistant message (tokens are not counted)."""
+    """An OpenAI ``chat.completion`` with one assistant message; its usage is zero, for the
+    caller to count (the answer layer's ``turn.usage``: this layer has no tokenizer of chat
+    messages)."""
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",

@@ -21,13 +21,16 @@ class DeltaStream(Protocol):
     """The content deltas of one answer, in order (``async for delta in stream``).
 
     :meth:`start` does what can fail before anything was sent (connecting, the upstream's
-    status), so such failures keep their HTTP status; iteration then yields text. After the
-    end, ``finish_reason`` and ``usage`` hold what the generator said, if anything.
-    :meth:`aclose` stops the generation early (a client gone, a block) and is idempotent.
+    status, its first event), so such failures keep their HTTP status; iteration then yields
+    text. After :meth:`start`, ``model`` holds the model the generator says it runs, if it
+    says; after the end, ``finish_reason`` and ``usage`` hold what the generator said, if
+    anything (None: it said nothing, and the caller counts). :meth:`aclose` stops the
+    generation early (a client gone, a block) and is idempotent.
     """
 
     finish_reason: str | None
     usage: dict[str, Any] | None
+    model: str | None
 
     async def start(self) -> None: ...
     def __aiter__(self) -> AsyncIterator[str]: ...
@@ -38,6 +41,7 @@ class TextStream:
     """A finished text as a :class:`DeltaStream` of word-sized pieces."""
 
     usage: dict[str, Any] | None = None
+    model: str | None = None  # no model ran: the caller names the answer
 
     def __init__(self, text: str, *, finish_reason: str = "stop") -> None:
         self._pieces = word_pieces(text)

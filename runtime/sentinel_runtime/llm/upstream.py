@@ -205,15 +205,16 @@ def _transport_error(exc: httpx.HTTPError) -> tuple[int, str, str]:
 
 
 class UpstreamStream:
-    """One ``stream: true`` completion: :meth:`start` sends the request and checks the
-    status; iterating yields the text deltas of choice 0 (``content``, and ``refusal`` text,
-    which a client shows as well). Events that arrive in one network read come out as one
-    delta: a stream faster than its reader is read in larger pieces, so the reader's cost
-    per piece (scanning, framing) is paid less often, and a paced one piece by piece. The
-    stream must end with ``[DONE]`` or a ``finish_reason``: a connection that just stops is
-    a failure, never a complete answer. An ``error`` event, an event that is not JSON or
-    UTF-8, or content that is not text fail as ``bad_response``. The read timeout applies
-    between network reads."""
+    """One ``stream: true`` completion: :meth:`start` sends the request, checks the status
+    and reads up to the first event (which names the ``model``, so every chunk the client
+    gets can carry that name from the first); iterating yields the text deltas of choice 0
+    (``content``, and ``refusal`` text, which a client shows as well). Events that arrive in
+    one network read come out as one delta: a stream faster than its reader is read in
+    larger pieces, so the reader's cost per piece (scanning, framing) is paid less often,
+    and a paced one piece by piece. The stream must end with ``[DONE]`` or a
+    ``finish_reason``: a connection that just stops is a failure, never a complete answer.
+    An ``error`` event, an event that is not JSON or UTF-8, or content that is not text
+    fail as ``bad_response``. The read timeout applies between network reads."""
 
     def __init__(self, generator: UpstreamGenerator, payload: dict[str, Any]) -> None:
         self._generator = generator
@@ -225,6 +226,8 @@ class UpstreamStream:
         self.usage: dict[str, Any] | None = None
         self.model: str | None = None
         self.done = False
+        self._seen_event = False
+        self._pending = ""  # text read by start(), not yet yielded
 
     async def start(self) -> None:
         generator = self._generator
@@ -256,34 +259,49 @@ class UpstreamStream:
                 f"LLM upstream did not stream (Content-Type {kind[:EXCERPT_CHARS]!r})",
             )
         self._reads = response.aiter_bytes()
+        try:
+            while not self._seen_event and not self.done:
+                self._pending += await self._read()
+        except Exception:
+            await self.aclose()
+            raise
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self
 
     async def __anext__(self) -> str:
+        if self._pending:
+            text, self._pending = self._pending, ""
+            return text
         while self._reads is not None and not self.done:
-            try:
-                read = await anext(self._reads)
-            except StopAsyncIteration:
-                events, ended = self._parse(None), True
-            except httpx.HTTPError as exc:
-                raise self._fail(*_transport_error(exc)) from exc
-            else:
-                events, ended = self._parse(read), False
-            texts: list[str] = []
-            for data in events:
-                if data == "[DONE]":
-                    self.done = True
-                    break
-                texts.append(self._delta(data))
-            if ended and not self.done:
-                if self.finish_reason is None:
-                    raise self._fail(502, "bad_response", "LLM upstream stream ended before [DONE]")
-                self.done = True
-            text = "".join(texts)
+            text = await self._read()
             if text:
                 return text  # after [DONE] or the end, the next call stops
         raise StopAsyncIteration
+
+    async def _read(self) -> str:
+        """The text of the events one network read completes ("" for none)."""
+        assert self._reads is not None
+        try:
+            read = await anext(self._reads)
+        except StopAsyncIteration:
+            events, ended = self._parse(None), True
+        except httpx.HTTPError as exc:
+            raise self._fail(*_transport_error(exc)) from exc
+        else:
+            events, ended = self._parse(read), False
+        texts: list[str] = []
+        for data in events:
+            self._seen_event = True
+            if data == "[DONE]":
+                self.done = True
+                break
+            texts.append(self._delta(data))
+        if ended and not self.done:
+            if self.finish_reason is None:
+                raise self._fail(502, "bad_response", "LLM upstream stream ended before [DONE]")
+            self.done = True
+        return "".join(texts)
 
     def _parse(self, read: bytes | None) -> list[str]:
         """The events ``read`` completes (``None``: the stream ended)."""

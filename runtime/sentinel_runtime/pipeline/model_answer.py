@@ -7,18 +7,21 @@ schema-constrained JSON and, when the upstream accepts no such form, asks again 
 markers; ``structured`` insists; ``inline`` never asks for a schema. A reply cut at the token
 limit is asked for once more with twice the room; if it is still cut, the answer says so
 (``details["cut"]``) and the response's ``finish_reason`` is ``length``. With best-of-N the
-composite reward (``selection``) picks among the replies.
+composite reward (``selection``) picks among the replies. The usage is the upstream's, summed
+over the calls; a call whose upstream reports none is counted (:func:`counted_usage`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sentinel_runtime.guardrails.scanners.token_limit import offline_encoding
 from sentinel_runtime.index.types import Hit
 from sentinel_runtime.llm import calls
+from sentinel_runtime.llm.messages import message_text
 from sentinel_runtime.pipeline import conversation as conversation_mod
 from sentinel_runtime.pipeline import grounded, selection
 from sentinel_runtime.pipeline.citations import CitationConfig
@@ -141,13 +144,33 @@ async def _ask(
         else None
     )
     call = calls.ChatCall([system, *prepared.messages], best_of_n, params, schema)
-    completion = await generate(call)
+    completion = _with_usage(call, await generate(call))
     if not completion.replies or not completion.replies[0].cut:
         return completion, prepared, False
     room = min(2 * int(params.get("max_tokens") or RETRY_MAX_TOKENS // 2), RETRY_MAX_TOKENS_CAP)
-    again = await generate(dataclasses.replace(call, params={**params, "max_tokens": room}))
+    retry = dataclasses.replace(call, params={**params, "max_tokens": room})
+    again = _with_usage(retry, await generate(retry))
     usage = completion.usage + again.usage
     return dataclasses.replace(again, usage=usage), prepared, True
+
+
+def counted_usage(messages: Sequence[Mapping[str, Any]], texts: Sequence[str]) -> calls.Usage:
+    """Token usage counted as an OpenAI model reports it, for a generator that reports none
+    (the embedded ones; an upstream that leaves ``usage`` out): the prompt is ``messages``
+    (``conversation.count_tokens``, the context window's count), the completion the
+    generated ``texts`` (cl100k_base tokens, no per-message overhead)."""
+    prompt = conversation_mod.count_tokens([{"content": message_text(dict(m))} for m in messages])
+    encoding = offline_encoding("cl100k_base")
+    completion = sum(len(encoding.encode(text, disallowed_special=())) for text in texts)
+    return calls.Usage(prompt, completion)
+
+
+def _with_usage(call: calls.ChatCall, completion: calls.Completion) -> calls.Completion:
+    """``completion`` with its usage counted when the upstream reported none."""
+    if completion.usage != calls.Usage():
+        return completion
+    counted = counted_usage(call.messages, [reply.text for reply in completion.replies])
+    return dataclasses.replace(completion, usage=counted)
 
 
 def _read(
