@@ -236,11 +236,15 @@ def test_a_rag_answer_counts_what_the_upstream_was_sent_when_it_reports_no_usage
 def test_the_embedded_generator_names_the_same_model_streamed_or_not(
     embedded: AppRuntime,
 ) -> None:
-    """The request's model, else ``sentinel-embedded``; with an index or without."""
+    """``sentinel-embedded``, the name ``/v1/models`` lists, whatever the request names;
+    with an index or without."""
+    assert [m["id"] for m in embedded.client.get("/v1/models").json()["data"]] == [
+        "sentinel-embedded"
+    ]
     cases = [
-        ({"model": "gpt-4o-mini", "messages": MESSAGES}, "gpt-4o-mini"),
+        ({"model": "gpt-4o-mini", "messages": MESSAGES}, "sentinel-embedded"),
         ({"messages": MESSAGES}, "sentinel-embedded"),
-        ({"model": "gpt-4o-mini", "messages": REFUND, "index_name": "demo"}, "gpt-4o-mini"),
+        ({"model": "gpt-4o-mini", "messages": REFUND, "index_name": "demo"}, "sentinel-embedded"),
         ({"messages": REFUND, "index_name": "demo"}, "sentinel-embedded"),
     ]
     named = []

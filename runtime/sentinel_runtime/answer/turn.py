@@ -49,15 +49,16 @@ def generator_name(services: Services) -> str:
 
 
 def response_model(services: Services, requested: str | None, reported: str | None = None) -> str:
-    """The ``model`` of a chat response, the same whether it is streamed or not: the model
-    the upstream says it used (``reported``: its response's, or its stream's first chunk's,
-    ``model``), else the model ``LLM_MODEL`` pins, else the request's ``model``, else
-    ``sentinel-embedded``. An answer no upstream wrote (the embedded generator, the
-    extractive one, a refusal) has no ``reported``; ``LLM_MODEL`` counts only with an
-    upstream (``LLM_INFERENCE_URL``)."""
+    """The ``model`` of a chat response, the same whether it is streamed or not. Without an
+    upstream (no ``LLM_INFERENCE_URL``) it is ``sentinel-embedded``, the name ``/v1/models``
+    lists, whatever the request named. With one: the model the upstream says it used
+    (``reported``: its response's, or its stream's first chunk's ``model``), else the
+    model ``LLM_MODEL`` pins, else the request's ``model``, else ``sentinel-embedded`` (an
+    answer no upstream wrote, a refusal or the extractive generator, has no ``reported``)."""
     settings = services.settings
-    pinned = settings.LLM_MODEL if settings.LLM_INFERENCE_URL else ""
-    return reported or pinned or requested or echo.MODEL_NAME
+    if not settings.LLM_INFERENCE_URL:
+        return echo.MODEL_NAME
+    return reported or settings.LLM_MODEL or requested or echo.MODEL_NAME
 
 
 def usage(
