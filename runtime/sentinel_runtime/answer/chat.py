@@ -26,12 +26,11 @@ from sentinel_runtime.answer.errors import (
     UnprocessableRequestError,
 )
 from sentinel_runtime.answer.services import Services
-from sentinel_runtime.guardrails.scanners.token_limit import offline_encoding
 from sentinel_runtime.llm.messages import completion, message_text
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import runner
-from sentinel_runtime.pipeline.conversation import Conversation
+from sentinel_runtime.pipeline.conversation import Conversation, count_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -119,11 +118,13 @@ def check_context_window(services: Services, body: dict[str, Any], *, rag: bool)
         messages = [
             m for i, m in enumerate(messages) if i == last_user or m.get("role") == "system"
         ]
-    encoding = offline_encoding("cl100k_base")
-    tokens = sum(len(encoding.encode(message_text(m), disallowed_special=())) for m in messages)
+    tokens = count_tokens([{"content": message_text(m)} for m in messages])
     if tokens > window:
+        # OpenAI's wording: client libraries recognise a context overflow by it (and by the
+        # code ``context_length_exceeded`` the HTTP layer adds).
         raise ContextWindowExceededError(
-            f"messages are about {tokens} tokens; the context window is {window}",
+            f"This model's maximum context length is {window} tokens. However, your "
+            f"messages resulted in {tokens} tokens. Please reduce the length of the messages.",
             param="messages",
         )
 
