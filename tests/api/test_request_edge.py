@@ -290,5 +290,5 @@ def test_context_overflow_reads_as_openai_words_it() -> None:
             )
     assert caught.value.code == "context_length_exceeded"
     assert caught.value.param == "messages"
-    assert caught.value.message.startswith("This model's maximum context length is 20 tokens.")
+    assert "This model's maximum context length is 20 tokens." in caught.value.message
     assert "Please reduce the length of the messages." in caught.value.message
