@@ -142,6 +142,23 @@ def test_the_clients_conversation_and_parameters_reach_the_model(start, fake_llm
     assert reply["model"] == "fake-model"  # what the upstream says it ran
 
 
+def test_penalties_and_the_newer_token_limit_reach_the_model(start, fake_llm) -> None:
+    """Current OpenAI clients send ``max_completion_tokens``; the model gets it as the
+    ``max_tokens`` every upstream reads, with the penalties."""
+    client = start()
+    fake_llm.responder = cite_chunk_with("Monthly plans", "Monthly plans are not refundable.")
+    chat(
+        client,
+        [{"role": "user", "content": "Can monthly plans be refunded?"}],
+        max_completion_tokens=40,
+        presence_penalty=0.5,
+        frequency_penalty=-0.5,
+    )
+    body = forwarded(fake_llm)[-1]
+    assert body["max_tokens"] == 40
+    assert (body["presence_penalty"], body["frequency_penalty"]) == (0.5, -0.5)
+
+
 def test_llm_model_pins_the_model(start, fake_llm) -> None:
     client = start(LLM_MODEL="pinned-model")
     fake_llm.responder = cite_chunk_with("Annual plans", "Within 30 days.")

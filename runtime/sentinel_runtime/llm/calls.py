@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Client parameters a generation call passes on (OpenAI chat-completions names).
-SAMPLING_PARAMETERS = ("temperature", "top_p", "max_tokens", "stop", "seed")
+SAMPLING_PARAMETERS = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "stop",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+)
 
 
 class StructuredOutputUnsupportedError(Exception):

@@ -69,7 +69,12 @@ class Conversation:
                 system.append(text)
             elif role in ("user", "assistant") and position < last_user:
                 history.append({"role": str(role), "content": text})
-        passed = {k: v for k, v in (params or {}).items() if k in (*SAMPLING_PARAMETERS, "model")}
+        given = dict(params or {})
+        if "max_tokens" not in given and "max_completion_tokens" in given:
+            # The newer name (what current OpenAI clients send); every upstream the pipeline
+            # talks to reads the older one, and the length retry doubles it.
+            given["max_tokens"] = given["max_completion_tokens"]
+        passed = {k: v for k, v in given.items() if k in (*SAMPLING_PARAMETERS, "model")}
         return cls(tuple(system), tuple(history), passed)
 
 
