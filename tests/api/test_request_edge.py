@@ -283,11 +283,13 @@ def test_after_a_500_the_keep_alive_connection_stays_usable(
 
 def test_context_overflow_reads_as_openai_words_it() -> None:
     """Client libraries classify an overflow by OpenAI's code and wording."""
-    with app_runtime({"LLM_CONTEXT_WINDOW": 20, "DEMO_CORPUS": False}) as served:
-        with pytest.raises(openai.BadRequestError) as caught:
-            served.openai().chat.completions.create(
-                model="m", messages=[{"role": "user", "content": "word " * 50}]
-            )
+    with (
+        app_runtime({"LLM_CONTEXT_WINDOW": 20, "DEMO_CORPUS": False}) as served,
+        pytest.raises(openai.BadRequestError) as caught,
+    ):
+        served.openai().chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "word " * 50}]
+        )
     assert caught.value.code == "context_length_exceeded"
     assert caught.value.param == "messages"
     assert "This model's maximum context length is 20 tokens." in caught.value.message
