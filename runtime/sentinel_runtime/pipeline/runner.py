@@ -112,7 +112,7 @@ class PipelineResult:
     rewards: tuple[selection.Reward, ...] = ()
     retrieval_performed: bool = False
     follow_up_query: str | None = None  # the retrieval query a follow-up question became
-    usage: calls.Usage = field(default_factory=calls.Usage)  # the upstream's answer tokens
+    usage: calls.Usage = field(default_factory=calls.Usage)  # reported by the upstream, or counted
     generation: dict[str, Any] = field(default_factory=dict)  # how the model was asked
 
     @property
