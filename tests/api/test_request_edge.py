@@ -294,3 +294,9 @@ def test_context_overflow_reads_as_openai_words_it() -> None:
     assert caught.value.param == "messages"
     assert "This model's maximum context length is 20 tokens." in caught.value.message
     assert "Please reduce the length of the messages." in caught.value.message
+
+
+def test_malformed_index_name_in_a_query_parameter_is_400(runtime: AppRuntime) -> None:
+    response = runtime.client.get("/debug/retrieval", params={"q": "refund", "index_name": "\x01"})
+    assert response.status_code == 400, response.text
+    assert error_of(response)["param"] == "index_name"

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Query
 
 from sentinel_runtime.answer import retrieval
 from sentinel_runtime.api.deps import ServicesDep
-from sentinel_runtime.api.protocol import AnswerRequest, ValidateRequest
+from sentinel_runtime.api.protocol import AnswerRequest, IndexName, ValidateRequest
 
 router = APIRouter(tags=["rag"])
 
@@ -42,7 +42,7 @@ async def debug_retrieval(
     q: Annotated[str, Query(min_length=1, max_length=10_000)],
     top_k: Annotated[int, Query(ge=1, le=100)] = 5,
     freshness_days: Annotated[int, Query(ge=1, le=36_500)] = retrieval.DEFAULT_FRESHNESS_DAYS,
-    index_name: str | None = None,
+    index_name: IndexName | None = None,
 ) -> dict[str, Any]:
     return await retrieval.debug_retrieval(
         services, query=q, top_k=top_k, freshness_days=freshness_days, index_name=index_name
