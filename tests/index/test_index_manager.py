@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from sentinel_runtime.index import persistence
 from sentinel_runtime.index.embedders import HashingEmbedder
 from sentinel_runtime.index.manager import (
     IndexExistsError,
@@ -107,10 +106,16 @@ def test_start_removes_unfinished_writes_and_ignores_foreign_names(tmp_path: Pat
     assert not (tmp_path / ".kb.sentinel-index.abc123.tmp").exists()
 
 
-def test_start_refuses_an_index_of_another_embedder(tmp_path: Path) -> None:
+def test_start_quarantines_an_index_of_another_embedder(tmp_path: Path) -> None:
     IndexManager(HashingEmbedder(), tmp_path).add_documents("kb", DOCS)
-    with pytest.raises(persistence.IndexFileError, match="built with embedder"):
-        IndexManager(HashingEmbedder(dim=128), tmp_path)
+    manager = IndexManager(HashingEmbedder(dim=128), tmp_path)
+    assert manager.names() == []
+    [record] = manager.quarantined()
+    assert record.problem == "incompatible" and "built with embedder" in record.reason
+    assert record.moved_to is not None and record.moved_to.parent == tmp_path / "quarantine"
+    # Moved aside, not lost: the embedder it was built with serves it again.
+    os.rename(record.moved_to, tmp_path / "kb.sentinel-index")
+    assert IndexManager(HashingEmbedder(), tmp_path).get("kb").document_count == 2
 
 
 def test_persist_and_load_elsewhere_with_overwrite(tmp_path: Path) -> None:

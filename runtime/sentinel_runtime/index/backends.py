@@ -2,8 +2,11 @@
 
 * ``EmbeddedBackend`` (``embedded``, the default): ``store.IndexStore``s in this process.
   With a persist directory every index found there is loaded at start and each one is
-  rewritten after every change (``persistence``), so a restart loses nothing. One process
-  owns the files: two replicas would hold two diverging indexes.
+  rewritten after every change (``persistence``), so a restart loses nothing. Each file is
+  loaded on its own: one that cannot be (damaged, a symbolic link, another embedder's) is
+  quarantined, moved aside into ``<dir>/quarantine/`` and reported (``quarantined``), and
+  the runtime serves the others. One process owns the files: two replicas would hold two
+  diverging indexes.
 * ``milvus.MilvusBackend`` (``milvus``): one Milvus collection per index. The documents live
   in Milvus, so every runtime pointed at the same Milvus (``VECTOR_DB_URL``) serves the same
   indexes.
@@ -24,6 +27,8 @@ from sentinel_runtime.index import base, chunking, persistence
 from sentinel_runtime.index.base import IndexExistsError
 from sentinel_runtime.index.embedders import Embedder
 from sentinel_runtime.index.store import IndexStore
+from sentinel_runtime.observability import events, metrics
+from sentinel_runtime.observability.logs import log_event
 
 if TYPE_CHECKING:
     from sentinel_runtime.settings import Settings
@@ -50,6 +55,8 @@ class EmbeddedBackend:
         self.max_chars = max_chars
         self._lock = threading.Lock()
         self._stores: dict[str, IndexStore] = {}
+        # Files moved aside at start, because they could not be loaded.
+        self.quarantined: list[persistence.Quarantined] = []
         if persist_dir is not None:
             self._load_all(persist_dir, valid_name)
 
@@ -62,11 +69,30 @@ class EmbeddedBackend:
             if not valid_name(name):
                 logger.warning("ignored %s: not a valid index name", path.name)
                 continue
-            # A file this runtime cannot read stops the start: serving without it, then
-            # saving a new index of the same name, would destroy the documents in it.
-            self._stores[name] = IndexStore.load(
-                path, name, self.embedder, max_chars=self.max_chars
-            )
+            try:
+                self._stores[name] = IndexStore.load(
+                    path, name, self.embedder, max_chars=self.max_chars
+                )
+            except Exception as exc:  # one bad file must not stop the start
+                self._quarantine(path, exc)
+
+    def _quarantine(self, path: Path, exc: Exception) -> None:
+        """Move a file that could not be loaded aside: serving without it and then saving a
+        new index of the same name must not overwrite the documents it may still hold."""
+        problem = exc.problem if isinstance(exc, persistence.IndexFileError) else "damaged"
+        reason = str(exc) or type(exc).__name__
+        record = persistence.quarantine(path, problem, reason)
+        self.quarantined.append(record)
+        metrics.INDEX_FILES_QUARANTINED.labels(problem).inc()
+        log_event(
+            logger,
+            events.INDEX_FILE_QUARANTINED,
+            logging.ERROR,
+            file=str(path),
+            moved_to=str(record.moved_to) if record.moved_to is not None else None,
+            problem=problem,
+            reason=reason,
+        )
 
     def names(self) -> list[str]:
         with self._lock:

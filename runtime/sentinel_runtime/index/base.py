@@ -146,10 +146,26 @@ def check_doc_id(number: int, doc_id: str, *, need_id: bool) -> str:
 def json_metadata(doc_id: str, metadata: Mapping[str, Any] | None) -> Mapping[str, Any]:
     value = dict(metadata or {})
     try:
-        json.dumps(value, allow_nan=False)
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode()
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"document {doc_id!r}: metadata is not valid Unicode (a lone surrogate)"
+        ) from exc
     except (TypeError, ValueError) as exc:
         raise ValueError(f"document {doc_id!r}: metadata must be JSON ({exc})") from exc
     return MappingProxyType(value)
+
+
+def check_unicode(number: int, doc_id: str, text: str) -> None:
+    """Text the index file (UTF-8) can hold: a lone surrogate is refused before any work."""
+    for what, value in (("doc_id", doc_id), ("text", text)):
+        try:
+            value.encode()
+        except UnicodeEncodeError as exc:
+            raise ValueError(
+                f"document {number}: {what} is not valid Unicode (a lone surrogate at "
+                f"position {exc.start})"
+            ) from exc
 
 
 def same_metadata(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -158,7 +174,8 @@ def same_metadata(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 
 def normalise(documents: Sequence[Document], *, need_id: bool) -> list[Document]:
     """Documents as a store keeps them, or a ValueError naming the first bad one:
-    text required, ids unique in the request and at most 512 characters (``need_id``:
+    text required, valid Unicode (no lone surrogate, as doc_ids and metadata), ids unique in
+    the request and at most 512 characters (``need_id``:
     updates must name theirs; else a missing id becomes a uuid4 hex), metadata JSON."""
     seen: set[str] = set()
     result = []
@@ -167,6 +184,7 @@ def normalise(documents: Sequence[Document], *, need_id: bool) -> list[Document]
             named = f" ({doc.doc_id!r})" if doc.doc_id else ""
             raise ValueError(f"document {number}{named} has no text (empty or whitespace only)")
         doc_id = check_doc_id(number, doc.doc_id, need_id=need_id)
+        check_unicode(number, doc_id, doc.text)
         if doc_id in seen:
             raise ValueError(f"doc_id {doc_id!r} appears twice in one request")
         seen.add(doc_id)

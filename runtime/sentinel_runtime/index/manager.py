@@ -61,8 +61,9 @@ class IndexManager:
         backend: BackendFactory | None = None,
     ) -> None:
         """``backend`` builds where the stores live (``backends.from_settings``); None is
-        the embedded store. Building it loads or checks every existing index: a file or a
-        collection this embedder cannot read stops the start."""
+        the embedded store. Building it loads or checks every existing index: the embedded
+        store quarantines a file it cannot load (``quarantined``) and serves the others; a
+        Milvus collection this embedder cannot read stops the start."""
         self.embedder = embedder
         self.persist_dir = persist_dir
         self.max_chars = max_chars
@@ -77,6 +78,10 @@ class IndexManager:
     def names(self) -> list[str]:
         return self.backend.names()
 
+    def quarantined(self) -> list[persistence.Quarantined]:
+        """Index files moved aside at start because they could not be loaded."""
+        return list(getattr(self.backend, "quarantined", ()))
+
     def __contains__(self, name: str) -> bool:
         return bool(NAME_PATTERN.fullmatch(name)) and self.backend.lookup(name) is not None
 
@@ -90,7 +95,8 @@ class IndexManager:
     # -- changes (the backend persists each one) --------------------------------------------
 
     def add_documents(self, name: str, documents: Sequence[Document]) -> list[Document]:
-        """Index documents, creating the index on its first documents."""
+        """Index documents, creating the index on its first documents. A request that fails
+        (bad documents, the embedder, the save) leaves no index it created behind."""
         check_name(name)
         store, created = self.backend.create(name)
         try:
@@ -100,7 +106,13 @@ class IndexManager:
                 # Bad first documents leave no empty index behind.
                 self.backend.discard_if_empty(name, store)
             raise
-        self.backend.changed(store)
+        try:
+            self.backend.changed(store)
+        except BaseException:
+            if created:
+                # Not saved: an index that a restart would not find is not served either.
+                self.backend.drop(name)
+            raise
         return added
 
     def update_documents(

@@ -5,19 +5,23 @@ JSON: format, version, embedder name and dimension, documents with their chunk s
 Chunk texts are not stored twice: a chunk is a slice of its document (``chunking``).
 A write goes to a temporary file in the same directory, is fsync'd, then ``os.replace``d
 over the old file, so a crash leaves the old index or the new one, never half of either.
-``store`` builds and reads the ``Snapshot``; ``manager`` decides where files live.
+A symbolic link is never read as an index file (opened with ``O_NOFOLLOW``).
+``quarantine`` moves a file that cannot be loaded aside, into ``<dir>/quarantine/``, never
+deleting it. ``store`` builds and reads the ``Snapshot``; ``manager`` decides where files live.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -25,10 +29,41 @@ FORMAT = "sentinel-index"
 VERSION = 1
 SUFFIX = ".sentinel-index"
 _TEMP_SUFFIX = ".tmp"
+QUARANTINE_DIR = "quarantine"
+
+# Why a file was not loaded (a closed set: the quarantine metric's label values).
+Problem = Literal["damaged", "symlink", "incompatible"]
+PROBLEMS: tuple[Problem, ...] = ("damaged", "symlink", "incompatible")
 
 
 class IndexFileError(ValueError):
-    """The file is not a usable index for this runtime (the message says why)."""
+    """The file is not a usable index for this runtime (the message says why; ``problem``
+    says which kind: damaged content, a symbolic link, or another format or embedder)."""
+
+    def __init__(self, message: str, problem: Problem = "damaged") -> None:
+        super().__init__(message)
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class Quarantined:
+    """An index file moved aside at start: where it was, where it is now (None when even
+    the move failed: the file is left in place, unloaded), why, and when (Unix seconds)."""
+
+    file: Path
+    moved_to: Path | None
+    problem: Problem
+    reason: str
+    at: float
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "file": str(self.file),
+            "movedTo": str(self.moved_to) if self.moved_to is not None else None,
+            "problem": self.problem,
+            "reason": self.reason,
+            "at": self.at,
+        }
 
 
 @dataclass(frozen=True)
@@ -95,13 +130,26 @@ def remove_stale_temporaries(directory: Path) -> list[Path]:
     return stale
 
 
+def _open(path: Path) -> int:
+    """A descriptor of ``path`` itself: a symbolic link is refused, never followed."""
+    try:
+        return os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or path.is_symlink():
+            raise IndexFileError(
+                f"{path} is a symbolic link; index files are read only as regular files",
+                "symlink",
+            ) from exc
+        raise
+
+
 def read(path: Path) -> Snapshot:
     """Parse ``path``; any damage or foreign content is an ``IndexFileError``."""
     try:
-        with np.load(path, allow_pickle=False) as data:
+        with os.fdopen(_open(path), "rb") as handle, np.load(handle, allow_pickle=False) as data:
             meta = json.loads(bytes(data["meta"]).decode())
             vectors = np.ascontiguousarray(data["vectors"], dtype=np.float32)
-    except FileNotFoundError:
+    except (FileNotFoundError, IndexFileError):
         raise
     except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         raise IndexFileError(f"{path} is not a readable Sentinel index file: {exc}") from exc
@@ -110,7 +158,8 @@ def read(path: Path) -> Snapshot:
     if meta.get("version") != VERSION:
         raise IndexFileError(
             f"{path} has index format version {meta.get('version')!r}; "
-            f"this runtime reads version {VERSION}"
+            f"this runtime reads version {VERSION}",
+            "incompatible",
         )
     try:
         embedder = meta["embedder"]
@@ -148,5 +197,29 @@ def check_embedder(path: Path, snapshot: Snapshot, name: str, dim: int) -> None:
             f"{path} was built with embedder {snapshot.embedder!r} (dimension {snapshot.dim}); "
             f"this runtime embeds with {name!r} (dimension {dim}). Vectors of different "
             "embedders cannot be compared: re-index the documents, or run with the embedder "
-            "the file was built with (EMBEDDING_TYPE, EMBEDDING_MODEL_ID)."
+            "the file was built with (EMBEDDING_TYPE, EMBEDDING_MODEL_ID).",
+            "incompatible",
         )
+
+
+def quarantine(path: Path, problem: Problem, reason: str) -> Quarantined:
+    """Move ``path`` (the link itself when it is one, never its target) to
+    ``<its dir>/quarantine/<name>.<UTC time>``, beside a ``.reason.json`` saying why.
+    Nothing is deleted; a move that fails leaves the file where it was (``moved_to`` None)."""
+    at = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(at))
+    folder = path.parent / QUARANTINE_DIR
+    try:
+        folder.mkdir(exist_ok=True)
+        target = folder / f"{path.name}.{stamp}"
+        for n in range(1, 1000):
+            if not target.exists() and not target.is_symlink():
+                break
+            target = folder / f"{path.name}.{stamp}.{n}"
+        os.rename(path, target)  # renames a link, never what it points to
+    except OSError:
+        return Quarantined(path, None, problem, reason, at)
+    record = {"file": str(path), "problem": problem, "reason": reason, "at": at}
+    with contextlib.suppress(OSError):
+        Path(f"{target}.reason.json").write_text(json.dumps(record, indent=2) + "\n")
+    return Quarantined(path, target, problem, reason, at)

@@ -46,6 +46,7 @@ INTROSPECTION_FALLBACK: Final = "rag_introspection_fallback"
 CITATIONS_BLOCKED: Final = "rag_citations_blocked"
 AUDIT_WRITE_FAILED: Final = "rag_audit_write_failed"
 DEMO_CORPUS_LOADED: Final = "rag_demo_corpus_loaded"
+INDEX_FILE_QUARANTINED: Final = "rag_index_file_quarantined"
 
 # Governed tool calls (ours).
 GOVERNANCE_RULEBASE_LOADED: Final = "governance_rulebase_loaded"

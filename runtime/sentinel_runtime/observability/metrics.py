@@ -165,6 +165,15 @@ GOVERNANCE_TOOL_CALLS = Counter(
     ["path", "verdict"],
 )
 
+# The embedded index store (ours).
+INDEX_FILES_QUARANTINED = Counter(
+    "rag_index_files_quarantined",
+    "Index files moved aside into <VECTOR_DB_PERSIST_DIR>/quarantine/ at start because they "
+    "could not be loaded, by problem: damaged, symlink (refused, never followed), "
+    "incompatible (another format version or embedder).",
+    ["problem"],
+)
+
 # KAITO's RAG-service metrics (kaito-project/kaito, presets/ragengine/metrics/
 # prometheus_metrics.py): the same names, labels and types, so a KAITO user's panels keep
 # working. ``status`` is ``success`` or ``failure`` (any error answer, a rejected body included).
@@ -316,5 +325,7 @@ for _status in ("success", "failure"):  # KAITO's families, charted in the KAITO
     LOAD_LATENCY.labels(_status)
     DELETE_INDEX_REQUESTS.labels(_status)
     DELETE_INDEX_LATENCY.labels(_status)
+for _problem in ("damaged", "symlink", "incompatible"):  # index/persistence.py PROBLEMS
+    INDEX_FILES_QUARANTINED.labels(_problem)
 for _final in ("allow", "redact", "block", "fail_closed"):
     GUARDRAILS_RESPONSE_ACTIONS.labels(_final)
