@@ -55,7 +55,8 @@ def active(services: Services) -> PolicyVersion:
 
 def describe(services: Services) -> dict[str, Any]:
     """``GET /v1/guardrails/policy``: the active policy, its scanners and pipeline settings,
-    or why there is none."""
+    or why there is none; and the hot reloads (``reload``: the last attempt and the last
+    failure, whose file is not the one serving)."""
     state = services.guardrails
     engine = state.engine
     if engine is None:
@@ -66,6 +67,7 @@ def describe(services: Services) -> dict[str, Any]:
             "error": {"status": state.error.status, "message": state.error.message}
             if state.error
             else None,
+            "reload": state.describe_reloads(),
         }
     version = PolicyVersion.of(engine)
     policy = engine.policy
@@ -75,6 +77,7 @@ def describe(services: Services) -> dict[str, Any]:
         "path": state.path,
         "sha256": policy.sha256,
         "loadedAt": engine.loaded_at,
+        "reload": state.describe_reloads(),
         "action": policy.default_action,
         "blockMessage": policy.block_message,
         "scanners": [scanner.spec.describe() for scanner in engine.scanners],

@@ -4,22 +4,26 @@ Field names and shapes are KAITO v0.12's (``presets/ragengine/models.py``): docu
 ``hash_value`` and ``is_truncated``, listings ``total_items``, ``/retrieve`` takes
 ``max_node_count``, ``/persist``, ``/load`` and ``DELETE /indexes/{name}`` answer
 ``{"message"}``. Ours on top: ``similarity`` and ``sentinel`` on ``/retrieve``, ``top_k`` as an
-older name of ``max_node_count``.
+older name of ``max_node_count``. Index names are ``protocol.IndexName`` (the index manager's
+rule). How many documents a request may carry and how large each may be are settings
+(``MAX_DOCUMENTS_PER_REQUEST``, ``MAX_DOCUMENT_BYTES``), checked by ``oversized``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from sentinel_runtime.api.protocol import IndexName
 from sentinel_runtime.index import store
 from sentinel_runtime.index.types import Document, Hit
 from sentinel_runtime.pipeline import report
 
-MAX_DOCUMENTS = 10_000
+MAX_DOC_IDS = 10_000  # ids of one delete request (documents per request: the settings)
 MAX_QUERY_CHARS = 10_000
 MAX_NODE_COUNT = 300  # KAITO's RAG_MAX_TOP_K
 DEFAULT_NODE_COUNT = 5
@@ -68,8 +72,32 @@ class DocumentOut(BaseModel):
 
 
 class IndexRequest(BaseModel):
-    index_name: str
-    documents: list[DocumentIn] = Field(min_length=1, max_length=MAX_DOCUMENTS)
+    index_name: IndexName
+    documents: list[DocumentIn] = Field(min_length=1)
+
+
+def oversized(
+    documents: Sequence[DocumentIn], max_documents: int, max_bytes: int
+) -> tuple[str, str] | None:
+    """Why a request carries too much (message, the field at fault), or None: more than
+    ``max_documents`` documents, or a text over ``max_bytes`` UTF-8 bytes."""
+    if len(documents) > max_documents:
+        return (
+            f"{len(documents)} documents in one request; at most {max_documents} "
+            "(MAX_DOCUMENTS_PER_REQUEST). Send them in several requests.",
+            "documents",
+        )
+    for number, doc in enumerate(documents):
+        # A cheap bound first: a character is at most 4 UTF-8 bytes (surrogates counted).
+        if len(doc.text) * 4 > max_bytes:
+            size = len(doc.text.encode("utf-8", "surrogatepass"))
+            if size > max_bytes:
+                return (
+                    f"document {number} has {size} bytes of text (UTF-8); at most {max_bytes} "
+                    "(MAX_DOCUMENT_BYTES). Split it into several documents.",
+                    f"documents.{number}.text",
+                )
+    return None
 
 
 class ListDocumentsResponse(BaseModel):
@@ -83,7 +111,7 @@ class UpdateDocumentIn(DocumentIn):
 
 
 class UpdateRequest(BaseModel):
-    documents: list[UpdateDocumentIn] = Field(min_length=1, max_length=MAX_DOCUMENTS)
+    documents: list[UpdateDocumentIn] = Field(min_length=1)
 
 
 class UpdateResponse(BaseModel):
@@ -93,7 +121,7 @@ class UpdateResponse(BaseModel):
 
 
 class DeleteRequest(BaseModel):
-    doc_ids: list[str] = Field(min_length=1, max_length=MAX_DOCUMENTS)
+    doc_ids: list[str] = Field(min_length=1, max_length=MAX_DOC_IDS)
 
 
 class DeleteResponse(BaseModel):
@@ -102,7 +130,7 @@ class DeleteResponse(BaseModel):
 
 
 class RetrieveRequest(BaseModel):
-    index_name: str
+    index_name: IndexName
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     max_node_count: int = Field(default=DEFAULT_NODE_COUNT, ge=1, le=MAX_NODE_COUNT)
     top_k: int | None = Field(default=None, ge=1, le=MAX_NODE_COUNT)  # ours, the older name

@@ -4,7 +4,9 @@ One :class:`GuardrailsState` per process. Requests read ``state.engine`` once an
 engine to the end, so a reload never changes the policy under a request in flight; the
 swap itself is one attribute assignment. Loading and reloading record the metrics and log
 events of the output-guardrails contract (docs/contracts.md); a failed reload keeps the
-previous engine.
+previous engine, and the state remembers it for the API: the last reload attempt
+(``last_attempt``) and the last failure (``last_failure``: the failed file's hash, the error,
+when), shown by ``GET /v1/guardrails/policy`` and ``/ready``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,47 @@ class LoadFailure:
 
 
 @dataclass(frozen=True)
+class ReloadAttempt:
+    """One reload of the policy file: when (Unix seconds), its result, and the hash of the
+    policy active afterwards."""
+
+    at: float
+    result: ReloadResult
+    active_hash: str
+
+    def describe(self) -> dict[str, object]:
+        return {"at": self.at, "result": self.result, "activePolicyHash": self.active_hash}
+
+
+@dataclass(frozen=True)
+class PolicyFailure:
+    """A policy file that could not be used: the hash of its bytes (None when it could not
+    be read), the contract's load status, the error, and when (Unix seconds)."""
+
+    at: float
+    policy_hash: str | None
+    status: str
+    message: str
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "at": self.at,
+            "policyHash": self.policy_hash,
+            "status": self.status,
+            "message": self.message,
+        }
+
+
+def _file_hash(path: str) -> str | None:
+    """The hash of the file as it is now (the failed policy's, for the API)."""
+    try:
+        with open(path, "rb") as handle:
+            return policy_mod.digest(handle.read(policy_mod.MAX_POLICY_BYTES + 1))
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
 class Activation:
     """A policy version as it became active: its engine, and what the layers above derived
     from the same policy at the same moment (``on_activate``'s result: the rulebase in force).
@@ -72,6 +115,8 @@ class GuardrailsState:
         self.path = path or default_policy_path()
         self.activation: Activation | None = None
         self.error: LoadFailure | None = None
+        self.last_attempt: ReloadAttempt | None = None  # the latest hot reload
+        self.last_failure: PolicyFailure | None = None  # the latest unusable file, ever
         self._lock = threading.Lock()
 
     @property
@@ -83,6 +128,20 @@ class GuardrailsState:
     def ready(self) -> bool:
         """Whether chat requests can be served: guardrails off, or a policy is active."""
         return not self.enabled or self.engine is not None
+
+    @property
+    def reload_failed(self) -> bool:
+        """Whether the latest reload failed: the file on disk is not the policy serving."""
+        attempt = self.last_attempt
+        return attempt is not None and attempt.result == "failure"
+
+    def describe_reloads(self) -> dict[str, object]:
+        """The last reload attempt and the last failure, for the API."""
+        attempt, failure = self.last_attempt, self.last_failure
+        return {
+            "lastAttempt": attempt.describe() if attempt is not None else None,
+            "lastFailure": failure.describe() if failure is not None else None,
+        }
 
     def load_initial(self) -> None:
         """Load the policy once at start-up; with guardrails disabled, load nothing."""
@@ -117,8 +176,10 @@ class GuardrailsState:
             if parsed is not None and parsed.sha256 == current_hash:
                 metrics.POLICY_RELOAD.labels("noop").inc()
                 log_event(logger, events.RELOAD_NOOP, path=self.path, policy_hash=current_hash)
+                self.last_attempt = ReloadAttempt(time.time(), "noop", current_hash)
                 return "noop"
             if parsed is None:
+                self.last_attempt = ReloadAttempt(time.time(), "failure", current_hash)
                 metrics.POLICY_RELOAD.labels("failure").inc()
                 log_event(
                     logger,
@@ -131,6 +192,7 @@ class GuardrailsState:
                 return "failure"
             engine = self._build(parsed)
             self._activate(engine)
+            self.last_attempt = ReloadAttempt(time.time(), "success", engine.policy.sha256)
             metrics.POLICY_RELOAD.labels("success").inc()
             log_event(
                 logger,
@@ -154,6 +216,9 @@ class GuardrailsState:
                 "load_failed": events.POLICY_LOAD_FAILED,
             }[exc.status]
             log_event(logger, event, logging.ERROR, path=self.path, error=str(exc))
+            self.last_failure = PolicyFailure(
+                time.time(), _file_hash(self.path), exc.status, str(exc)
+            )
             if self.engine is None:
                 self.error = LoadFailure(exc.status, str(exc))
             return None

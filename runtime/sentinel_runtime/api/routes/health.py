@@ -1,12 +1,20 @@
-"""Liveness, readiness and the Prometheus scrape endpoint."""
+"""Liveness, readiness and the Prometheus scrape endpoint.
+
+``/ready`` is 503 only while guardrails are enabled and no policy is active. Its body also
+says what serves degraded: a failed policy reload (the previous policy keeps serving) and
+the indexes, loaded and quarantined at start (``index.backends``).
+"""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.concurrency import run_in_threadpool
 
+from sentinel_runtime.answer.services import Services
 from sentinel_runtime.api.deps import ServicesDep
+from sentinel_runtime.index.base import VectorDBError
 
 router = APIRouter(tags=["ops"])
 
@@ -32,7 +40,24 @@ async def ready(services: ServicesDep) -> JSONResponse:
             "path": state.path,
             "error": {"status": state.error.status, "message": state.error.message},
         }
+    failure = state.last_failure
+    if state.engine is not None and state.reload_failed and failure is not None:
+        # Still ready: the previous policy serves, but the file on disk is not it.
+        body["guardrails"] = {**body["guardrails"], "reloadFailed": failure.describe()}
+    body["indexes"] = await run_in_threadpool(_indexes, services)
     return JSONResponse(body, status_code=200 if state.ready else 503)
+
+
+def _indexes(services: Services) -> dict[str, object]:
+    """The indexes served, and the files quarantined at start (they serve nothing)."""
+    indexes = services.indexes
+    detail: dict[str, object] = {"loaded": None}
+    try:
+        detail["loaded"] = indexes.names()
+    except VectorDBError as exc:
+        detail["error"] = str(exc)
+    detail["quarantined"] = [record.describe() for record in indexes.quarantined()]
+    return detail
 
 
 @router.get("/metrics")

@@ -9,13 +9,20 @@ object in the same body; a request that fails validation is a 400, as on KAITO.
 Paths given to ``/persist`` and ``/load`` must lie inside ``VECTOR_DB_PERSIST_DIR``
 (relative paths are taken from it); without it those endpoints answer 400. A client never
 makes the runtime read or write anywhere else (KAITO writes where the client says).
+
+Index names (path parameters and ``index_name``) are checked before any work: a malformed
+one is a 400 whose ``param`` names it. ``/index`` and ``/indexes/{name}/documents`` refuse
+more than ``MAX_DOCUMENTS_PER_REQUEST`` documents or a text over ``MAX_DOCUMENT_BYTES`` with
+a 413 naming the field (``documents.3.text``). ``GET /indexes`` keeps KAITO's body, a list of
+names; the header ``Sentinel-Quarantined-Indexes`` counts the index files quarantined at
+start (listed on ``/ready``).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated, Any
 
@@ -28,9 +35,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from sentinel_runtime.answer import retrieval
+from sentinel_runtime.answer.services import Services
 from sentinel_runtime.api import index_protocol as protocol
 from sentinel_runtime.api.deps import ServicesDep
 from sentinel_runtime.api.errors import describe_validation, error_body
+from sentinel_runtime.api.protocol import IndexName
 from sentinel_runtime.index import manager as index_manager
 from sentinel_runtime.index import persistence
 from sentinel_runtime.index.base import VectorDBError
@@ -92,14 +101,38 @@ async def _answer(handler: Callable[[Request], Awaitable[Response]], request: Re
         message, param, code = describe_validation(exc.errors())
         return JSONResponse(error_body(400, message, param=param, code=code), status_code=400)
     except StarletteHTTPException as exc:
+        param = exc.param if isinstance(exc, Refusal) else None
+        code = exc.code if isinstance(exc, Refusal) else None
         return JSONResponse(
-            error_body(exc.status_code, str(exc.detail)),
+            error_body(exc.status_code, str(exc.detail), param=param, code=code),
             status_code=exc.status_code,
             headers=exc.headers,
         )
 
 
+class Refusal(HTTPException):
+    """A refusal that names the field at fault (OpenAI's ``param``) and its ``code``."""
+
+    def __init__(self, status: int, detail: str, *, param: str, code: str) -> None:
+        super().__init__(status, detail)
+        self.param = param
+        self.code = code
+
+
 router = APIRouter(tags=["indexes"], route_class=KaitoRoute)
+
+QUARANTINE_HEADER = "Sentinel-Quarantined-Indexes"
+
+
+def _within_limits(services: Services, documents: Sequence[protocol.DocumentIn]) -> None:
+    """413 before any work for a request that carries more than the settings allow."""
+    settings = services.settings
+    found = protocol.oversized(
+        documents, settings.MAX_DOCUMENTS_PER_REQUEST, settings.MAX_DOCUMENT_BYTES
+    )
+    if found is not None:
+        message, param = found
+        raise Refusal(413, message, param=param, code="request_too_large")
 
 
 @contextmanager
@@ -131,6 +164,7 @@ def _http_errors() -> Iterator[None]:
 async def index_documents(
     request: protocol.IndexRequest, services: ServicesDep
 ) -> list[protocol.DocumentOut]:
+    _within_limits(services, request.documents)
     documents = [d.to_document() for d in request.documents]
     with _http_errors():
         added = await run_in_threadpool(
@@ -140,8 +174,12 @@ async def index_documents(
 
 
 @router.get("/indexes")
-async def list_indexes(services: ServicesDep) -> list[str]:
-    return services.indexes.names()
+async def list_indexes(services: ServicesDep, response: Response) -> list[str]:
+    """KAITO's list of index names; the files quarantined at start are counted in the
+    ``Sentinel-Quarantined-Indexes`` header (KAITO's clients read the body only)."""
+    response.headers[QUARANTINE_HEADER] = str(len(services.indexes.quarantined()))
+    with _http_errors():
+        return await run_in_threadpool(services.indexes.names)
 
 
 def _metadata_filter(text: str | None) -> dict[str, Any] | None:
@@ -160,7 +198,7 @@ def _metadata_filter(text: str | None) -> dict[str, Any] | None:
 
 @router.get("/indexes/{name}/documents")
 async def list_documents(
-    name: str,
+    name: IndexName,
     services: ServicesDep,
     *,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
@@ -178,8 +216,9 @@ async def list_documents(
 
 @router.post("/indexes/{name}/documents")
 async def update_documents(
-    name: str, request: protocol.UpdateRequest, services: ServicesDep
+    name: IndexName, request: protocol.UpdateRequest, services: ServicesDep
 ) -> protocol.UpdateResponse:
+    _within_limits(services, request.documents)
     documents = [d.to_document() for d in request.documents]
     with _http_errors():
         updated, unchanged, not_found = await run_in_threadpool(
@@ -195,7 +234,7 @@ async def update_documents(
 
 @router.post("/indexes/{name}/documents/delete")
 async def delete_documents(
-    name: str, request: protocol.DeleteRequest, services: ServicesDep
+    name: IndexName, request: protocol.DeleteRequest, services: ServicesDep
 ) -> protocol.DeleteResponse:
     with _http_errors():
         deleted, not_found = await run_in_threadpool(
@@ -205,7 +244,7 @@ async def delete_documents(
 
 
 @router.delete("/indexes/{name}")
-async def delete_index(name: str, services: ServicesDep) -> protocol.MessageResponse:
+async def delete_index(name: IndexName, services: ServicesDep) -> protocol.MessageResponse:
     with _http_errors():
         await run_in_threadpool(services.indexes.delete, name)
     return protocol.MessageResponse(message=f"Successfully deleted index {name}.")
@@ -213,7 +252,7 @@ async def delete_index(name: str, services: ServicesDep) -> protocol.MessageResp
 
 @router.post("/persist/{name}")
 async def persist_index(
-    name: str, services: ServicesDep, path: str | None = None
+    name: IndexName, services: ServicesDep, path: str | None = None
 ) -> protocol.MessageResponse:
     indexes = services.indexes
     with _http_errors():
@@ -223,11 +262,10 @@ async def persist_index(
 
 @router.post("/load/{name}")
 async def load_index(
-    name: str, services: ServicesDep, path: str | None = None, overwrite: bool = False
+    name: IndexName, services: ServicesDep, path: str | None = None, overwrite: bool = False
 ) -> protocol.MessageResponse:
     indexes = services.indexes
     with _http_errors():
-        index_manager.check_name(name)
         directory = indexes.confine(path)
         await run_in_threadpool(indexes.load, name, directory, overwrite)
     file = persistence.index_file(directory, name)
