@@ -12,7 +12,8 @@ through the guardrails under 5 ms added to the first token beyond the hold-back 
 under 10 % throughput cost against the same upstream with guardrails off.
 Every number is reported beside a baseline measured in the same run, since the machine is
 shared and absolute times drift. The secrets scanner under 3 ms for a 19 KB single line with a
-finding, its cost on one line flat against the same text in lines.
+finding, its cost on one line flat against the same text in lines. A large document indexed
+then deleted gives its memory back (RSS after the delete near the floor).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import deobfuscate_speed  # noqa: E402
 import governance  # noqa: E402
 import harm_speed  # noqa: E402
 import index_build  # noqa: E402
+import index_memory  # noqa: E402
 import injection_speed  # noqa: E402
 import reload_under_load  # noqa: E402
 import request_judge  # noqa: E402
@@ -48,6 +50,7 @@ def main() -> int:
             "reload",
             "operator",
             "index",
+            "index_memory",
             "rag",
             "harm",
             "injection",
@@ -71,6 +74,9 @@ def main() -> int:
         print()
     if args.only in (None, "index"):
         print(index_build.run(quick=args.quick), flush=True)
+        print()
+    if args.only in (None, "index_memory"):
+        print(index_memory.run(quick=args.quick), flush=True)
         print()
     if args.only in (None, "stores"):
         print(store_compare.run(quick=args.quick), flush=True)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sentinel_runtime.index import base, chunking, persistence
+from sentinel_runtime.index import base, chunking, memory, persistence
 from sentinel_runtime.index.base import IndexExistsError
 from sentinel_runtime.index.embedders import Embedder
 from sentinel_runtime.index.store import IndexStore
@@ -128,6 +128,10 @@ class EmbeddedBackend:
         if store is None:
             return False
         store.retire(remove=self._file(name))
+        large = store.chunk_count >= memory.RELEASE_MIN_CHUNKS
+        del store  # the last reference but those of requests still in flight
+        if large:
+            memory.release()
         return True
 
     def restore(self, name: str, file: Path, overwrite: bool) -> IndexStore:

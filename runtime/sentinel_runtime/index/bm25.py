@@ -3,9 +3,10 @@
 Postings are compact ``array`` buffers per term (8 + 4 bytes per posting, not a dict entry
 of ~100 bytes), read as numpy views at query time, so a query costs time in proportion to
 the postings of its terms, never a scan of every chunk. A term's scores are cached until
-the next change (common words recur in queries). Removal leaves a tombstone; the postings
-are compacted once the dead outnumber the living. Not thread-safe: ``store`` holds its
-lock around every call. Words come from ``analysis.tokenize``.
+the next change (common words recur in queries), which drops the cache. Removal leaves a
+tombstone; the postings are compacted once the dead outnumber the living, and released
+whole once none live. Not thread-safe: ``store`` holds its lock around every call. Words
+come from ``analysis.tokenize``.
 """
 
 from __future__ import annotations
@@ -55,11 +56,18 @@ class BM25:
             self._state = np.concatenate([self._state, np.zeros(size - len(self._state), np.int8)])
             self._length = np.concatenate([self._length, np.zeros(size - len(self._length))])
 
+    def _changed(self) -> None:
+        """Every cached term score is stale now: drop them (stale entries only hold memory)."""
+        self._version += 1
+        if self._cache:
+            self._cache = {}
+            self._cached_size = 0
+
     def add(self, key: int, words: Sequence[str]) -> None:
         if key < 0 or (key < self._high and self._state[key] != _UNUSED):
             raise ValueError(f"BM25 key {key} was already used")
         self._grow(key)
-        self._version += 1
+        self._changed()
         self._state[key] = _ALIVE
         self._length[key] = len(words)
         self._high = max(self._high, key + 1)
@@ -74,15 +82,29 @@ class BM25:
             found[1].append(tf)
 
     def remove(self, key: int) -> None:
-        if key not in self:
-            raise KeyError(key)
-        self._state[key] = _REMOVED
-        self._version += 1
-        self._live -= 1
-        self._dead += 1
-        self._total_length -= self._length[key]
-        if self._dead > max(self._live, _COMPACT_MIN_DEAD):
+        self.remove_many([key])
+
+    def remove_many(self, keys: Sequence[int]) -> None:
+        """Remove every key (all must be present), then compact once if worth it."""
+        for key in keys:
+            if key not in self:
+                raise KeyError(key)
+            self._state[key] = _REMOVED
+            self._live -= 1
+            self._dead += 1
+            self._total_length -= self._length[key]
+        self._changed()
+        if not self._live:
+            self._postings = {}  # nothing lives: release every posting at once
+            self._dead = 0
+            self._total_length = 0.0
+        elif self._dead > max(self._live, _COMPACT_MIN_DEAD):
             self._compact()
+
+    @property
+    def posting_count(self) -> int:
+        """Postings held, the dead awaiting compaction included (what memory holds)."""
+        return sum(len(keys) for keys, _ in self._postings.values())
 
     def _compact(self) -> None:
         alive = self._state == _ALIVE

@@ -16,6 +16,9 @@ import numpy as np
 
 # Below this many allowed keys, gathering their rows beats scoring every vector.
 DIRECT_MAX = 4096
+# A removal that leaves at most half the rows, and frees at least this many, rebuilds the
+# FAISS index: its storage (a std::vector) keeps its capacity when rows are removed.
+SHRINK_MIN_ROWS = 1024
 
 
 class DenseIndex:
@@ -46,9 +49,21 @@ class DenseIndex:
 
     def remove(self, keys: np.ndarray) -> None:
         if len(keys):
+            before = len(self)
             self._index.remove_ids(np.ascontiguousarray(keys, dtype=np.int64))
             self._row_of = None  # FAISS compacts the rows of the flat index
             self._keys = None
+            if before - len(self) >= SHRINK_MIN_ROWS and len(self) <= before // 2:
+                self._rebuild()
+
+    def _rebuild(self) -> None:
+        """The rows left, in a fresh FAISS index sized to them (the old one's memory goes)."""
+        keys, vectors = self.keys().copy(), self.vectors().copy()
+        self._flat = faiss.IndexFlatIP(self.dim)
+        self._index = faiss.IndexIDMap2(self._flat)
+        self._keys = None
+        if len(keys):
+            self._index.add_with_ids(vectors, keys)
 
     @staticmethod
     def _grown(row_of: np.ndarray, size: int) -> np.ndarray:

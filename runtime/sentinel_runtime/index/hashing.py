@@ -24,7 +24,7 @@ from sentinel_runtime.index import analysis
 
 DEFAULT_DIM = 384
 BATCH = 4096  # texts per vectorised pass: bounds the temporary arrays to tens of MB
-CACHE_WORDS = 1 << 18
+CACHE_WORDS = 1 << 16  # about 800 bytes a word: at most ~50 MB, kept after deletes
 
 WORD_WEIGHT = 1.0
 BIGRAM_WEIGHT = 0.7

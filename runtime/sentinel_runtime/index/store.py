@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from sentinel_runtime.index import analysis, base, chunking, filters, persistence
+from sentinel_runtime.index import analysis, base, chunking, filters, memory, persistence
 from sentinel_runtime.index.bm25 import BM25
 from sentinel_runtime.index.dense import DenseIndex
 from sentinel_runtime.index.embedders import Embedder
@@ -94,16 +94,19 @@ class IndexStore:
             for i, (doc, sp) in enumerate(zip(documents, spans, strict=True))
         ]
 
-    def _drop(self, entries: Iterable[_Entry]) -> None:
+    def _drop(self, entries: Iterable[_Entry]) -> int:
+        """Remove the entries' chunks everywhere; how many chunks went."""
         keys = [entry.keys for entry in entries]
         if not keys:
-            return
+            return 0
         all_keys = np.concatenate(keys)
         self._dense.remove(all_keys)  # one FAISS compaction for the whole batch
         self._columns.clear(all_keys)
-        for key in all_keys.tolist():
-            self._bm25.remove(key)
+        listed = all_keys.tolist()
+        self._bm25.remove_many(listed)  # and one BM25 compaction
+        for key in listed:
             del self._key_of[self._chunks.pop(key).chunk_id]
+        return len(listed)
 
     def _insert(self, prepared: list[_Prepared]) -> None:
         """Replace or add, under the lock. A replaced document keeps its listing position."""
@@ -174,7 +177,9 @@ class IndexStore:
         with self._lock:
             ids = list(dict.fromkeys(doc_ids))
             deleted = [i for i in ids if i in self._docs]
-            self._drop(self._docs.pop(i) for i in deleted)
+            dropped = self._drop(self._docs.pop(i) for i in deleted)
+        if dropped >= memory.RELEASE_MIN_CHUNKS:
+            memory.release()  # outside the lock: searches need not wait for it
         return deleted, [i for i in ids if i not in deleted]
 
     # -- reading ---------------------------------------------------------------------------
