@@ -15,6 +15,7 @@ NEEDED = {
     "SentinelGuardrailsFailClosedErrors",
     "SentinelPolicyReloadFailed",
     "SentinelGuardrailsPolicyMissing",
+    "SentinelIndexFilesQuarantined",
     "SentinelEngineNotReady",
     "SentinelLLMUpstreamErrors",
     "SentinelHighServerErrorRatio",
