@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from sentinel_runtime.api.app import create_app
 from sentinel_runtime.settings import Settings
 from support.configmap import ConfigMapDir
-from support.fake_llm import FakeLLM
+from support.fake_llm import FakeLLM, cite_chunk_with
 
 QUESTION = "How long is the refund window for annual plans?"
 DOCUMENTS = [
@@ -75,18 +75,6 @@ def chunk_numbered(payload: dict[str, Any], needle: str) -> int:
         if needle in text:
             return int(number)
     raise AssertionError(f"no chunk holds {needle!r}")
-
-
-def cite_chunk_with(needle: str, answer: str) -> Callable[[dict[str, Any], int], str]:
-    """A model that answers in JSON citing the chunk holding ``needle``."""
-
-    def respond(payload: dict[str, Any], index: int) -> str:
-        system = payload["messages"][0]["content"]
-        parts = re.split(r"^\[([^\]\n]+#p\d+)\]\n", system, flags=re.MULTILINE)
-        ids = [i for i, text in zip(parts[1::2], parts[2::2], strict=True) if needle in text]
-        return json.dumps({"answer": answer, "citations": ids[:1]})
-
-    return respond
 
 
 def chat(client: TestClient, messages: list[dict[str, str]], **body: Any) -> dict[str, Any]:

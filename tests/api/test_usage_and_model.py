@@ -22,7 +22,7 @@ import pytest
 
 from sentinel_runtime.guardrails.scanners.token_limit import offline_encoding
 from sentinel_runtime.pipeline.conversation import TOKENS_PER_MESSAGE
-from support.fake_llm import FakeLLM, sse
+from support.fake_llm import FakeLLM, cite_chunk_with, sse
 from support.inprocess import AppRuntime, app_runtime
 
 ENCODING = offline_encoding("cl100k_base")
@@ -125,18 +125,6 @@ def upstream(app_factory) -> Iterator[Callable[..., tuple[AppRuntime, QuietLLM]]
     yield start
     for peer in fakes:
         peer.stop()
-
-
-def cite_chunk_with(needle: str, answer: str) -> Callable[[dict[str, Any], int], str]:
-    """A model answering in JSON and citing the chunk that holds ``needle``."""
-
-    def respond(payload: dict[str, Any], index: int) -> str:
-        system = payload["messages"][0]["content"]
-        parts = re.split(r"^\[([^\]\n]+#p\d+)\]\n", system, flags=re.MULTILINE)
-        ids = [i for i, text in zip(parts[1::2], parts[2::2], strict=True) if needle in text]
-        return json.dumps({"answer": answer, "citations": ids[:1]})
-
-    return respond
 
 
 # --- usage ------------------------------------------------------------------------------------

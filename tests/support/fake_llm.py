@@ -14,6 +14,7 @@ does) or a connection that just ends (``failure="drop"``). ``disconnects`` (from
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -136,3 +137,15 @@ class FakeLLM(JsonPeer):
             usage = {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}
             yield 0.0, sse({**base, "choices": [], "usage": usage})
         yield 0.0, b"data: [DONE]\n\n"
+
+
+def cite_chunk_with(needle: str, answer: str) -> Callable[[dict[str, Any], int], str]:
+    """A model that answers in JSON citing the chunk holding ``needle``."""
+
+    def respond(payload: dict[str, Any], index: int) -> str:
+        system = payload["messages"][0]["content"]
+        parts = re.split(r"^\[([^\]\n]+#p\d+)\]\n", system, flags=re.MULTILINE)
+        ids = [i for i, text in zip(parts[1::2], parts[2::2], strict=True) if needle in text]
+        return json.dumps({"answer": answer, "citations": ids[:1]})
+
+    return respond
