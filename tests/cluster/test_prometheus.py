@@ -196,9 +196,20 @@ def _start_runtimes(
     stack.callback(b.stop)
     (tmp_path / "absent").mkdir()
     missing = str(tmp_path / "absent" / "guardrails.yaml")
+    # A damaged index file: runtime c starts anyway and quarantines it (the alert's series).
+    persist = tmp_path / "persist-c"
+    persist.mkdir()
+    (persist / "broken.sentinel-index").write_bytes(b"not an index file")
     c = start_runtime(
-        tmp_path, {**guarded, "OUTPUT_GUARDRAILS_POLICY_PATH": missing}, ("--no-demo",)
+        tmp_path,
+        {
+            **guarded,
+            "OUTPUT_GUARDRAILS_POLICY_PATH": missing,
+            "VECTOR_DB_PERSIST_DIR": str(persist),
+        },
+        ("--no-demo",),
     )
+    assert c.metric("rag_index_files_quarantined_total", problem="damaged") == 1
     stack.callback(c.stop)
     return a, b, c, policy
 
