@@ -34,8 +34,8 @@ _NUMBER_LIST = re.compile(
     r"^(?:source\s*|chunk\s*)?\d+(?:\s*[,;]\s*(?:source\s*|chunk\s*)?\d+)*$", re.I
 )
 # A sentence ends at . ! ? before whitespace (not inside "2.5") or at a line break.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
-_LEADING_MARKERS = re.compile(r"^(?:\[[^\[\]\n]{1,120}\]\s*)+")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
+LEADING_MARKERS = re.compile(r"^(?:\[[^\[\]\n]{1,120}\]\s*)+")
 
 
 class AnswerFormatError(ValueError):
@@ -131,19 +131,19 @@ def read_reply(
     if parsed is not None:
         answer_text, cited = parsed
         citations = tuple(_resolve(c, ids) for c in cited)
-        body = _rewrite_markers(answer_text, ids)
-        claims = tuple(Claim(s, citations) for s in _sentences(_strip_markers(body)))
+        body = rewrite_markers(answer_text, ids)
+        claims = tuple(Claim(s, citations) for s in _sentences(strip_markers(body)))
         return _answer(body, citations, decision, generator, "json"), claims
     if not text.strip():
         raise AnswerFormatError("the model's reply is empty")
     if _FENCE.sub("", text.strip()).startswith("{"):
         raise AnswerFormatError("the model's reply is not a complete JSON answer object")
-    body = _rewrite_markers(_FENCE.sub("", text.strip()), ids)
+    body = rewrite_markers(_FENCE.sub("", text.strip()), ids)
     claims = []
     citations: list[str] = []
     for sentence in _sentences(body):
-        cited = tuple(dict.fromkeys(_markers(sentence, ids)))
-        claims.append(Claim(_strip_markers(sentence), cited))
+        cited = tuple(dict.fromkeys(markers(sentence, ids)))
+        claims.append(Claim(strip_markers(sentence), cited))
         citations.extend(c for c in cited if c not in citations)
     return _answer(body, tuple(citations), decision, generator, "inline"), tuple(claims)
 
@@ -192,7 +192,7 @@ def _resolve(citation: str, ids: Sequence[str]) -> str:
     return value
 
 
-def _markers(text: str, ids: Sequence[str]) -> list[str]:
+def markers(text: str, ids: Sequence[str]) -> list[str]:
     found: list[str] = []
     for match in _MARKER.finditer(text):
         inner = match.group(1).strip()
@@ -203,7 +203,7 @@ def _markers(text: str, ids: Sequence[str]) -> list[str]:
     return found
 
 
-def _rewrite_markers(text: str, ids: Sequence[str]) -> str:
+def rewrite_markers(text: str, ids: Sequence[str]) -> str:
     """``[1]`` / ``[1, 2]`` as ``[doc#p0]`` / ``[doc#p0][doc#p1]``: the client reads ids."""
 
     def rewrite(match: re.Match[str]) -> str:
@@ -216,7 +216,7 @@ def _rewrite_markers(text: str, ids: Sequence[str]) -> str:
     return _MARKER.sub(rewrite, text)
 
 
-def _strip_markers(text: str) -> str:
+def strip_markers(text: str) -> str:
     return re.sub(r"\s*\[[^\[\]\n]{1,120}\]", "", text).strip()
 
 
@@ -224,9 +224,9 @@ def _sentences(text: str) -> list[str]:
     """Sentences with the markers that follow them: in "Claim. [1] Next." the [1] belongs to
     "Claim."."""
     found: list[str] = []
-    for piece in _SENTENCE_END.split(text):
+    for piece in SENTENCE_END.split(text):
         part = piece.strip()
-        lead = _LEADING_MARKERS.match(part)
+        lead = LEADING_MARKERS.match(part)
         if lead and found:
             found[-1] = f"{found[-1]} {lead.group(0).strip()}"
             part = part[lead.end() :].strip()
@@ -238,4 +238,4 @@ def _sentences(text: str) -> list[str]:
 def without_claims(text: str, claims: Sequence[str]) -> str:
     """``text`` without the sentences whose claims are listed (each with its markers)."""
     dropped = set(claims)
-    return " ".join(s for s in _sentences(text) if _strip_markers(s) not in dropped)
+    return " ".join(s for s in _sentences(text) if strip_markers(s) not in dropped)

@@ -98,17 +98,17 @@ async def answer(
         )
         best = next(c for c in candidates if c[0] is chosen)
         rewards = tuple(scored)
-    trace = {
-        "citationMode": "structured" if structured else "inline",
-        "structuredForm": completion.structured,
-        "model": completion.model or None,
-        "replies": len(completion.replies),
-        "retriedForLength": retried,
-        "cut": bool(best[0].details.get("cut")),
-        "conversation": {"turns": prepared.turns, "trimmed": prepared.trimmed},
-        "clientSystemMessages": len(question.conversation.system),
-    }
-    return ModelAnswer(best[0], best[1], rewards, completion.usage, trace)
+    described = trace(
+        question,
+        prepared,
+        structured=structured,
+        form=completion.structured,
+        model=completion.model,
+        replies=len(completion.replies),
+        retried=retried,
+        cut=bool(best[0].details.get("cut")),
+    )
+    return ModelAnswer(best[0], best[1], rewards, completion.usage, described)
 
 
 async def _ask(
@@ -120,6 +120,35 @@ async def _ask(
     context_window: int,
     structured: bool,
 ) -> tuple[calls.Completion, conversation_mod.Prepared, bool]:
+    call, prepared = chat_call(
+        question,
+        citations=citations,
+        best_of_n=best_of_n,
+        context_window=context_window,
+        structured=structured,
+    )
+    params = dict(call.params)
+    completion = _with_usage(call, await generate(call))
+    if not completion.replies or not completion.replies[0].cut:
+        return completion, prepared, False
+    room = min(2 * int(params.get("max_tokens") or RETRY_MAX_TOKENS // 2), RETRY_MAX_TOKENS_CAP)
+    retry = dataclasses.replace(call, params={**params, "max_tokens": room})
+    again = _with_usage(retry, await generate(retry))
+    usage = completion.usage + again.usage
+    return dataclasses.replace(again, usage=usage), prepared, True
+
+
+def chat_call(
+    question: Question,
+    *,
+    citations: CitationConfig,
+    best_of_n: int = 1,
+    context_window: int = 0,
+    structured: bool,
+) -> tuple[calls.ChatCall, conversation_mod.Prepared]:
+    """The call that asks for ``question``'s answer: Sentinel's grounding rules with the
+    kept chunks, the client's conversation (trimmed to the context window) and parameters,
+    and with ``structured`` the JSON schema of a cited answer (else inline markers)."""
     mode: grounded.Mode = "structured" if structured else "inline"
     kept = question.kept
     system = grounded.system_message(
@@ -143,15 +172,31 @@ async def _ask(
         if structured
         else None
     )
-    call = calls.ChatCall([system, *prepared.messages], best_of_n, params, schema)
-    completion = _with_usage(call, await generate(call))
-    if not completion.replies or not completion.replies[0].cut:
-        return completion, prepared, False
-    room = min(2 * int(params.get("max_tokens") or RETRY_MAX_TOKENS // 2), RETRY_MAX_TOKENS_CAP)
-    retry = dataclasses.replace(call, params={**params, "max_tokens": room})
-    again = _with_usage(retry, await generate(retry))
-    usage = completion.usage + again.usage
-    return dataclasses.replace(again, usage=usage), prepared, True
+    return calls.ChatCall([system, *prepared.messages], best_of_n, params, schema), prepared
+
+
+def trace(
+    question: Question,
+    prepared: conversation_mod.Prepared,
+    *,
+    structured: bool,
+    form: str | None,
+    model: str,
+    replies: int,
+    retried: bool,
+    cut: bool,
+) -> dict[str, Any]:
+    """The ``sentinel.generation`` object: how the model was asked and what it did."""
+    return {
+        "citationMode": "structured" if structured else "inline",
+        "structuredForm": form,
+        "model": model or None,
+        "replies": replies,
+        "retriedForLength": retried,
+        "cut": cut,
+        "conversation": {"turns": prepared.turns, "trimmed": prepared.trimmed},
+        "clientSystemMessages": len(question.conversation.system),
+    }
 
 
 def counted_usage(messages: Sequence[Mapping[str, Any]], texts: Sequence[str]) -> calls.Usage:

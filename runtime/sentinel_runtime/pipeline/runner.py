@@ -207,20 +207,26 @@ async def retrieve(request: PipelineRequest, context: PipelineContext) -> Pipeli
     return await complete(pre, request, context, generate=False)
 
 
-async def complete(
-    pre: Preflight,
-    request: PipelineRequest,
-    context: PipelineContext,
-    *,
-    generate: bool = True,
-) -> PipelineResult:
-    """Stages 3-5 after :func:`preflight`: retrieve, filter, generate, validate citations.
+@dataclass(frozen=True)
+class Gathered:
+    """Stage 3 after :func:`preflight`: the evidence and the decision it leads to."""
 
-    With ``generate=False`` (KAITO's ``/retrieve``) it stops after the evidence filter: the
-    caller gets the kept chunks, and the gate and the filter still decide what it may see.
-    """
+    plan: RetrievalPlan
+    bundle: EvidenceBundle | None
+    hits: tuple[Hit, ...]
+    attempts: tuple[RetrievalAttempt, ...]
+    quality: dict[str, Any]
+    decision: Decision
+
+    @property
+    def kept(self) -> tuple[Hit, ...]:
+        return self.bundle.kept if self.bundle is not None else ()
+
+
+async def gather(pre: Preflight, request: PipelineRequest, context: PipelineContext) -> Gathered:
+    """Retrieve and filter the evidence (when the plan and an index allow), then decide."""
     config = context.config
-    prompt, state, plan, now, timer = pre.prompt, pre.state, pre.plan, pre.now, pre.timer
+    plan = pre.plan
     bundle: EvidenceBundle | None = None
     hits: tuple[Hit, ...] = ()
     attempts: list[RetrievalAttempt] = []
@@ -230,19 +236,45 @@ async def complete(
             _retrieve_and_filter,
             store,
             plan,
-            state=state,
-            now=now,
+            state=pre.state,
+            now=pre.now,
             config=config,
-            timer=timer,
+            timer=pre.timer,
             metadata=request.metadata_filter,
         )
         for _, verdict in bundle.dropped:
             for reason in verdict.reasons:
                 metrics.EVIDENCE_DROPPED.labels(reason).inc()
+    result_quality = quality.retrieval_quality(hits, pre.now, request.freshness_days)
+    chosen = decision.decide(pre.state, plan, bundle)
+    return Gathered(plan, bundle, hits, tuple(attempts), result_quality, chosen)
 
-    result_quality = quality.retrieval_quality(hits, now, request.freshness_days)
-    chosen = decision.decide(state, plan, bundle)
-    kept = bundle.kept if bundle is not None else ()
+
+def uses_model(gathered: Gathered, context: PipelineContext) -> bool:
+    """Whether stage 4 asks the upstream model (else a refusal or the extractive
+    generator answers: with no kept evidence there is nothing to ground a model's answer in)."""
+    return gathered.decision != "refuse" and context.generate is not None and bool(gathered.kept)
+
+
+async def complete(
+    pre: Preflight,
+    request: PipelineRequest,
+    context: PipelineContext,
+    *,
+    generate: bool = True,
+    gathered: Gathered | None = None,
+) -> PipelineResult:
+    """Stages 3-5 after :func:`preflight`: retrieve, filter, generate, validate citations
+    (``gathered``: stage 3 already done, by :func:`gather`).
+
+    With ``generate=False`` (KAITO's ``/retrieve``) it stops after the evidence filter: the
+    caller gets the kept chunks, and the gate and the filter still decide what it may see.
+    """
+    config = context.config
+    prompt, state, timer = pre.prompt, pre.state, pre.timer
+    if gathered is None:
+        gathered = await gather(pre, request, context)
+    plan, bundle, chosen, kept = gathered.plan, gathered.bundle, gathered.decision, gathered.kept
     generated = model_answer.ModelAnswer(NO_ANSWER, ())
     if not generate:
         answer, validation = dataclasses.replace(NO_ANSWER, decision=chosen), citations.NOT_CHECKED
@@ -259,7 +291,7 @@ async def complete(
             claims = generated.claims
             judged = await _judged_by_model(answer, claims, kept, context)
             answer, validation = _validate(
-                answer, claims, kept, store is not None, config, judged=judged
+                answer, claims, kept, context.store is not None, config, judged=judged
             )
         metrics.PIPELINE_DECISIONS.labels(answer.decision).inc()
     return PipelineResult(
@@ -270,12 +302,12 @@ async def complete(
         answer=answer,
         validation=validation,
         bundle=bundle,
-        hits=hits,
-        attempts=tuple(attempts),
-        quality=result_quality,
+        hits=gathered.hits,
+        attempts=gathered.attempts,
+        quality=gathered.quality,
         timings=timer.timings,
         rewards=generated.rewards,
-        retrieval_performed=bool(attempts),
+        retrieval_performed=bool(gathered.attempts),
         follow_up_query=pre.follow_up_query,
         usage=generated.usage,
         generation=generated.trace,
