@@ -19,6 +19,7 @@ from typing import Any
 from sentinel_runtime import __version__
 from sentinel_runtime.governance import rulebase as governance_rulebase
 from sentinel_runtime.guardrails import policy as policy_mod
+from sentinel_runtime.guardrails import streaming
 from sentinel_runtime.guardrails.engine import OutputGuardrailsError, build_engine
 from sentinel_runtime.guardrails.scanners import REGISTRY
 from sentinel_runtime.guardrails.state import default_policy_path
@@ -105,6 +106,7 @@ def _policy_check(args: argparse.Namespace) -> int:
     active = [a.spec for a in engine.scanners]
     skipped = engine.skipped
     tools = _tools_report(parsed)
+    whole_reasons = streaming.whole_text_reasons(engine)
     if args.json:
         print(
             json.dumps(
@@ -118,6 +120,10 @@ def _policy_check(args: argparse.Namespace) -> int:
                     "diagnostics": [{"event": d.event, **d.fields} for d in parsed.diagnostics],
                     "sections": sorted(parsed.sections),
                     "tools": tools,
+                    "streaming": {
+                        "holdsWholeText": bool(whole_reasons),
+                        "reasons": whole_reasons,
+                    },
                 },
                 indent=2,
             )
@@ -146,6 +152,12 @@ def _policy_check(args: argparse.Namespace) -> int:
                 print(f"  {d.event} {fields}")
         if not active:
             print("warning: no active scanners: every answer passes unchanged")
+        if whole_reasons:
+            print("streaming: held whole, nothing is sent before the answer ends, because")
+            for reason in whole_reasons:
+                print(f"  {reason}")
+        else:
+            print("streaming: text is sent as soon as no scanner can still match it")
         if tools is not None and "problems" in tools:
             count = len(tools["problems"])
             plural = "s" if count != 1 else ""

@@ -1,15 +1,18 @@
 """``ban_substrings`` scanner: exact substrings, as plain text or whole words (docs/contracts.md).
 
 All substrings compile into one alternation, so a text is walked once however long the
-list is.
+list is. For streaming, an Aho-Corasick trie of the substrings (``pyahocorasick``) tells how
+much of a text's end could still begin one (:meth:`BanSubstringsScanner.hold`).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
 
+import ahocorasick
 from pydantic import Field, field_validator
 
 from sentinel_runtime.guardrails.scanners.base import (
@@ -19,6 +22,9 @@ from sentinel_runtime.guardrails.scanners.base import (
     ScanResult,
     replace_spans,
 )
+
+# Characters below this are searched for case variants (test_ban_substrings checks the bound).
+CASED_LIMIT = 0x20000
 
 
 class BanSubstringsParams(ScannerParams):
@@ -43,6 +49,27 @@ class BanSubstringsScanner:
     each: tuple[re.Pattern[str], ...]
     contains_all: bool
     rewrite: bool
+    # The substrings as the matcher compares them (``fold``), for :meth:`hold`.
+    prefixes: ahocorasick.Automaton
+    fold: dict[int, str]
+    longest: int
+
+    @property
+    def whole_text_reason(self) -> str | None:
+        if self.contains_all:
+            return "contains_all needs every substring, which only the whole answer shows"
+        return None
+
+    def hold(self, text: str) -> int:
+        """The start of the longest end of ``text`` that begins a banned substring: only it
+        can still become a match (a whole substring at the end waits for the character
+        that tells whether it ends a word)."""
+        tail = text[-self.longest :].translate(self.fold)
+        for start in range(len(tail)):
+            # A trie key (or a prefix of one) equal to this end of the text.
+            if self.prefixes.match(tail[start:]):
+                return len(text) - len(tail) + start
+        return len(text)
 
     def scan(self, text: str) -> ScanResult:
         matches = list(self.pattern.finditer(text))
@@ -62,14 +89,49 @@ def _compile(alternatives: str, params: BanSubstringsParams) -> re.Pattern[str]:
     return re.compile(body, 0 if params.case_sensitive else re.IGNORECASE)
 
 
+@functools.cache
+def _every_character() -> str:
+    # Every cased character lies below U+20000 (the last, Adlam, ends at U+1E95F).
+    return "".join(chr(c) for c in range(CASED_LIMIT) if not 0xD800 <= c < 0xE000)
+
+
+def case_fold(substrings: list[str]) -> dict[int, str]:
+    """A translation table that maps every character ``re.IGNORECASE`` takes for a character
+    of ``substrings`` to that character; other characters cannot be part of a match.
+
+    Taken from ``re`` itself rather than ``str.casefold``: ``re`` matches "i" to U+0131 (the
+    dotless i) and U+0130, which casefold keeps apart, and never folds one character to two.
+    """
+    chars = sorted(set("".join(substrings)))
+    table: dict[int, str] = {}
+    any_of = re.compile("[" + "".join(re.escape(c) for c in chars) + "]", re.IGNORECASE)
+    for m in any_of.finditer(_every_character()):
+        found = m.group()
+        table[ord(found)] = next(
+            c for c in chars if re.fullmatch(re.escape(c), found, re.IGNORECASE)
+        )
+    return table
+
+
+def _trie(substrings: list[str], fold: dict[int, str]) -> ahocorasick.Automaton:
+    trie = ahocorasick.Automaton()
+    for substring in substrings:
+        trie.add_word(substring.translate(fold), len(substring))
+    return trie
+
+
 def build(params: BanSubstringsParams, rewrite: bool) -> BanSubstringsScanner:
     # Longest first so "Do Not Distribute Externally" wins over "Do Not Distribute".
     ordered = sorted(set(params.substrings), key=len, reverse=True)
+    fold = {} if params.case_sensitive else case_fold(ordered)
     return BanSubstringsScanner(
         pattern=_compile("|".join(re.escape(s) for s in ordered), params),
         each=tuple(_compile(re.escape(s), params) for s in ordered),
         contains_all=params.contains_all,
         rewrite=rewrite,
+        prefixes=_trie(ordered, fold),
+        fold=fold,
+        longest=len(ordered[0]),
     )
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+import regex
 from pydantic import BaseModel, ConfigDict
 
 
@@ -81,3 +82,49 @@ def replace_spans(text: str, spans: Iterable[tuple[int, int, str]]) -> str:
         cursor = end
     out.append(text[cursor:])
     return "".join(out)
+
+
+# -- streaming: how much of a text is final ------------------------------------------------
+#
+# A scanner that can judge a stream piece by piece has ``hold(text) -> int``: the offset
+# from which ``text`` must wait for more, because some continuation could still pull it into
+# a match (``len(text)`` when nothing must wait). Everything before it is final: each match
+# starting there is the same in every longer text. A scanner whose verdict needs the whole
+# answer says why in ``whole_text_reason`` instead; the stream guard then holds the answer.
+
+
+class Holding(Protocol):
+    def hold(self, text: str) -> int: ...
+
+
+def whole_text_reason(scanner: object) -> str | None:
+    """Why ``scanner`` needs the whole answer before its verdict; None when it can stream."""
+    if not callable(getattr(scanner, "hold", None)):
+        return "its verdict needs the whole answer"
+    return getattr(scanner, "whole_text_reason", None)
+
+
+def hold_pattern(pattern: str, flags: int = 0, tail: str = "") -> regex.Pattern[str]:
+    """``pattern`` (then ``tail``) anchored at the end of the text, for :func:`hold_from`.
+
+    The anchor makes the ``regex`` module's partial matching report every start whose match
+    could still change: a partial match (the text ends inside one) and a match that ends
+    exactly at the end (``\\d+``, ``ab|abcdef`` or a ``\\b`` there may still grow or fail).
+    Without it, ``partial=True`` prefers a complete match that a continuation could extend
+    (``a.*b`` on "a b c" reports "a b" as complete). ``tail`` extends what a match claims
+    (the secrets scanner redacts a token's rest after a fixed-length match).
+    """
+    return regex.compile(f"(?:{pattern}){tail}\\Z", flags=flags | regex.VERSION0)
+
+
+def hold_from(patterns: Iterable[regex.Pattern[str]], text: str, timeout: float) -> int:
+    """The earliest start of a match of any :func:`hold_pattern` that is still open."""
+    end = len(text)
+    hold = end
+    for pattern in patterns:
+        # The whole text each time: an end position would move the end the anchor sees.
+        m = pattern.search(text, partial=True, timeout=timeout)
+        # An empty partial match at the end only says that a match could start there.
+        if m is not None and m.start() < hold:
+            hold = m.start()
+    return hold

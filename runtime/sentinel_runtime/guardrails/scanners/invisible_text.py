@@ -25,6 +25,10 @@ class InvisibleTextParams(ScannerParams):
 class InvisibleTextScanner:
     rewrite: bool
 
+    def hold(self, text: str) -> int:
+        """Each character is judged alone: nothing waits for more text."""
+        return len(text)
+
     def scan(self, text: str) -> ScanResult:
         if INVISIBLE.search(text) is None:
             return ScanResult.clean(text)

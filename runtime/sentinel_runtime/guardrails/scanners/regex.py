@@ -19,6 +19,8 @@ from sentinel_runtime.guardrails.scanners.base import (
     ScannerParams,
     ScannerType,
     ScanResult,
+    hold_from,
+    hold_pattern,
     replace_spans,
 )
 
@@ -83,6 +85,20 @@ class RegexScanner:
     fullmatch: bool
     is_blocked: bool
     rewrite: bool
+    # Each pattern anchored at the end, for streaming (scanners.base.hold_pattern).
+    open_ends: tuple[regex.Pattern[str], ...] = ()
+
+    @property
+    def whole_text_reason(self) -> str | None:
+        if self.fullmatch:
+            return "match_type fullmatch judges the whole answer"
+        if not self.is_blocked:
+            return "is_blocked false (an allow-list) needs a match anywhere in the answer"
+        return None
+
+    def hold(self, text: str) -> int:
+        """Where a match may still be growing, or may still start, in a streamed ``text``."""
+        return hold_from(self.open_ends, text, SCAN_TIMEOUT_SECONDS)
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
         spans: list[tuple[int, int]] = []
@@ -116,6 +132,7 @@ def build(params: RegexParams, rewrite: bool) -> RegexScanner:
         fullmatch=params.match_type == "fullmatch",
         is_blocked=params.is_blocked,
         rewrite=rewrite,
+        open_ends=tuple(hold_pattern(p) for p in params.patterns),
     )
 
 

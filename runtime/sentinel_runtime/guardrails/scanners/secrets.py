@@ -32,12 +32,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+import regex as regex_module
 from pydantic import Field, field_validator
 
 from sentinel_runtime.guardrails.scanners.base import (
     ScannerParams,
     ScannerType,
     ScanResult,
+    hold_from,
+    hold_pattern,
     replace_spans,
 )
 
@@ -87,6 +90,20 @@ FILTER_PREGATES: dict[str, str] = {
 _NOT_DEFAULT = frozenset(
     {"KeywordDetector", "Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector"}
 )
+# Plugins whose findings the eager INI pass can make out of an unquoted ``key = value``
+# line (it quotes the value), so such a line is final only once it ends.
+_QUOTING_PLUGINS = frozenset({"KeywordDetector", "Base64HighEntropyString", "HexHighEntropyString"})
+_ASSIGNMENT = re.compile(r"[=:]")
+# Budget of one hold search, as the regex scanner's per pattern.
+HOLD_TIMEOUT_SECONDS = 0.25
+# ``re`` flags a plugin regex may carry, as the ``regex`` module spells them.
+_FLAGS = {
+    re.IGNORECASE: regex_module.IGNORECASE,
+    re.MULTILINE: regex_module.MULTILINE,
+    re.DOTALL: regex_module.DOTALL,
+    re.VERBOSE: regex_module.VERBOSE,
+    re.ASCII: regex_module.ASCII,
+}
 _engines_lock = threading.Lock()
 _engines: dict[tuple[str, ...], _DetectSecretsEngine] = {}
 
@@ -393,6 +410,19 @@ class _DetectSecretsEngine:
                 reach = literal_reach(regex, any_of, folded) if any_of else None
                 gates.append(Gate(regex, index, any_of, folded, and_any_of, prefixes, reach))
         self.gates = tuple(gates)
+        self.open_ends = tuple(_open_end(gate.regex) for gate in self.gates)
+        self.holds_assignment_lines = bool(_QUOTING_PLUGINS & set(plugin_names))
+
+    def hold(self, text: str) -> int:
+        """Where a plugin's match may still be growing or starting (with the rest of its
+        token, which a short finding's redaction takes); and, for plugins the eager INI pass
+        feeds, the open last line while it holds an assignment whose value may follow."""
+        hold = hold_from(self.open_ends, text, HOLD_TIMEOUT_SECONDS)
+        if self.holds_assignment_lines:
+            line = max(text.rfind("\n"), text.rfind("\r")) + 1
+            if line < hold and _ASSIGNMENT.search(text, line):
+                hold = line
+        return hold
 
     def _candidate_lines(self, lines: list[str]) -> dict[int, set[int]]:
         """For each 1-based line some plugin regex can match, the indexes of those plugins.
@@ -478,6 +508,15 @@ class _DetectSecretsEngine:
         return []
 
 
+def _open_end(pattern: re.Pattern[str]) -> regex_module.Pattern[str]:
+    """A plugin regex anchored at the end, its match extended by the token's rest."""
+    flags = 0
+    for flag, same in _FLAGS.items():
+        if pattern.flags & flag:
+            flags |= same
+    return hold_pattern(pattern.pattern, flags, tail=_TOKEN_TAIL.pattern)
+
+
 def engine(plugin_names: tuple[str, ...] | None = None) -> _DetectSecretsEngine:
     """The shared engine for a plugin set (the default set when None), built on first use."""
     names = plugin_names or default_plugins()
@@ -524,6 +563,9 @@ class SecretsScanner:
                 return None
             spans.extend(located)
         return spans
+
+    def hold(self, text: str) -> int:
+        return self.engine.hold(text)
 
     def scan(self, text: str) -> ScanResult:
         findings = self.engine.find(text)

@@ -13,12 +13,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+import regex
 from pydantic import Field, field_validator
 
 from sentinel_runtime.guardrails.scanners.base import (
     ScannerParams,
     ScannerType,
     ScanResult,
+    hold_from,
+    hold_pattern,
     replace_spans,
 )
 
@@ -100,6 +103,17 @@ _FINDERS: dict[str, Callable[[str], Iterator[tuple[int, int]]]] = {
     "phone": _phones,
 }
 
+# For streaming: each detector's pattern anchored at the end (scanners.base.hold_pattern).
+# A phone number followed by ":" waits for the digit that makes it a time.
+_OPEN_ENDS: dict[str, regex.Pattern[str]] = {
+    "credit_card": hold_pattern(_CARD.pattern),
+    "ip_address": hold_pattern(_IPV4.pattern),
+    "email": hold_pattern(_EMAIL.pattern),
+    "phone": hold_pattern(_PHONE.pattern, tail=r"(?::\d)?"),
+}
+# Budget of one hold search, as the regex scanner's per pattern.
+HOLD_TIMEOUT_SECONDS = 0.25
+
 
 class SensitiveParams(ScannerParams):
     detectors: list[Detector] = Field(default=list(ALL_DETECTORS), min_length=1)
@@ -123,6 +137,10 @@ class SensitiveScanner:
             for name in self.detectors
             for start, end in _FINDERS[name](text)
         ]
+
+    def hold(self, text: str) -> int:
+        """Where a detector's match may still be growing, or may still start."""
+        return hold_from((_OPEN_ENDS[name] for name in self.detectors), text, HOLD_TIMEOUT_SECONDS)
 
     def scan(self, text: str) -> ScanResult:
         spans = self.find(text)
