@@ -8,7 +8,9 @@ events: the role, the answer in pieces (``pieces``, or the content cut every
 usage when ``stream_options.include_usage`` asks for it, and ``[DONE]``. With ``fail_after``
 the stream fails after that many pieces: an ``error`` event (``failure="event"``, as vLLM
 does) or a connection that just ends (``failure="drop"``). ``disconnects`` (from
-``JsonPeer``) notes a client that closed the connection before the end.
+``JsonPeer``) notes a client that closed the connection before the end; ``last_piece_sent``
+notes when each stream's last content piece had been written (``time.monotonic()``), so a
+test can tell what its client received before the upstream finished.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from support.json_peer import JsonPeer
@@ -58,6 +60,8 @@ class FakeLLM(JsonPeer):
     # returns one choice whatever n asks for.
     refused_formats: tuple[str, ...] = ()  # response_format types answered with HTTP 500
     ignores_n: bool = False
+    # time.monotonic() once each stream's last content piece was written, in stream order.
+    last_piece_sent: list[float] = field(default_factory=list)
 
     failure_body = b'{"error": {"message": "upstream exploded"}}'
 
@@ -131,6 +135,8 @@ class FakeLLM(JsonPeer):
                     yield 0.0, sse({"error": error})
                 return
             yield self.piece_delay, chunk({"content": piece})
+        # Resumed only once the server wrote (and flushed) the piece before.
+        self.last_piece_sent.append(time.monotonic())
         yield 0.0, chunk({}, "stop")
         options = payload.get("stream_options") or {}
         if options.get("include_usage"):
@@ -149,3 +155,14 @@ def cite_chunk_with(needle: str, answer: str) -> Callable[[dict[str, Any], int],
         return json.dumps({"answer": answer, "citations": ids[:1]})
 
     return respond
+
+
+def inline_marker(payload: dict[str, Any], needle: str) -> str:
+    """The marker (``[n]``) of the context chunk holding ``needle`` in a request that asks
+    for inline citations (its context numbers the chunks ``[1]``, ``[2]``, ...)."""
+    system = payload["messages"][0]["content"]
+    parts = re.split(r"^\[(\d+)\]\n", system, flags=re.MULTILINE)
+    for number, text in zip(parts[1::2], parts[2::2], strict=True):
+        if needle in text:
+            return f"[{number}]"
+    raise AssertionError(f"no context chunk holds {needle!r}")

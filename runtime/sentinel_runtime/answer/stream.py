@@ -3,10 +3,15 @@ is scanned before it leaves; ``api.streaming`` frames them as server-sent events
 
 :func:`open_chat_stream` does everything that can fail with an error before the first event:
 the policy version (read once: a reload mid-stream never changes this stream's policy), the
-pipeline's stages before generation (with ``index_name``, the whole pipeline: citations need
-the whole answer, so it is generated, validated and scanned whole, then sent in word-sized
-pieces), and the generator's connection up to its first event (which names the model: every
-chunk carries ``turn.response_model``, as a response that is not streamed does). Then
+pipeline's stages before generation, and the generator's connection up to its first event
+(which names the model: every chunk carries ``turn.response_model``, as a response that is
+not streamed does). With ``index_name`` and an upstream model (``pipeline.streamed``), the
+model is asked for inline citation markers and streams: each sentence passes its citation
+check (``citations_stream.SentenceCheck``) once it is complete, then goes to the guard; a
+sentence that fails ends the stream with the policy's ``citations.blockedAnswer`` and
+``content_filter`` after what was already sent. Without an upstream, or under a policy that
+needs the whole answer (``streamed.whole_reason``), the answer is generated, validated and
+scanned whole, then sent in word-sized pieces (``sentinel.stream.rag`` says which). Then
 :class:`ChatStream` yields the role, the content the :class:`StreamGuard` releases, a last
 chunk with ``finish_reason`` and the ``sentinel`` object, with ``stream_options.include_usage``
 a chunk with no choices and the ``turn.usage``, and :data:`DONE`.
@@ -38,11 +43,13 @@ from sentinel_runtime.guardrails.engine import (
     OutputGuardrailsError,
 )
 from sentinel_runtime.guardrails.streaming import Release, StreamGuard
+from sentinel_runtime.llm.calls import Usage
 from sentinel_runtime.llm.streams import DeltaStream, TextStream
 from sentinel_runtime.llm.upstream import UpstreamError
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
-from sentinel_runtime.pipeline import report, runner
+from sentinel_runtime.pipeline import report, runner, streamed
+from sentinel_runtime.pipeline.citations_stream import Step as SentenceStep
 from sentinel_runtime.pipeline.conversation import Conversation
 
 logger = logging.getLogger(__name__)
@@ -52,6 +59,8 @@ Event = dict[str, Any] | str
 FINISH_ON_STOP = {"block": "content_filter", "truncate": "length"}
 # How a stream ended -> rag_chat_requests_total{status}.
 STATUS_OF_END = {"complete": "success", "client_disconnected": "cancelled"}
+# Between text already sent and the message that ends a stream early (as the guard's block).
+BLOCK_SEPARATOR = "\n\n"
 
 
 @dataclass(frozen=True)
@@ -116,32 +125,38 @@ async def open_chat_stream(
     pre: runner.Preflight | None = None
     result: runner.PipelineResult | None = None
     prescanned: list[ChoiceVerdict] | None = None
+    rag: streamed.StreamedAnswer | None = None
+    whole: streamed.WholeReason | None = None
+    prompt = body["messages"]
+    named: str | None = None  # without a whole answer: known once the stream has started
+    source: DeltaStream
+    began: streamed.StreamedAnswer | streamed.Whole | None = None
     if index_name is not None:
-        # Citations need the whole answer: it is generated, validated and scanned whole, then
-        # sent in word-sized pieces (nothing unscanned is ever sent).
-        result = await answering.run_pipeline(
+        began = await answering.begin_rag_stream(
             services,
             engine,
             query=query,
             index_name=index_name,
             conversation=Conversation.from_messages(body["messages"], body),
         )
-        completion = answering.pipeline_completion(services, result, model, body["messages"])
-        prescanned = []
-        if engine is not None:
-            prescanned = await anyio.to_thread.run_sync(
-                guard_chat_completion, engine, completion, result.request_id
-            )
-        choice = completion["choices"][0]
-        source: DeltaStream = TextStream(
-            choice["message"]["content"], finish_reason=choice["finish_reason"]
+    if isinstance(began, streamed.StreamedAnswer):
+        # The model writes the answer as it streams: each sentence leaves once its citations
+        # pass (began.check), then through the output scanners' guard.
+        rag = began
+        generator_name = "llm"
+        request_id = rag.pre.request_id
+        prompt = rag.call.messages  # what the model got (counted when it reports no usage)
+        source = answering.stream_call(services, rag.call)
+    elif isinstance(began, streamed.Whole):
+        # Generated, validated and scanned whole, then sent in word-sized pieces (nothing
+        # unscanned is ever sent): the reason is in sentinel.stream.ragWhole.
+        result, whole = began.result, began.reason
+        source, prescanned, named = await _scanned_whole(
+            services, engine, result, model, body["messages"]
         )
-        source.usage = completion["usage"]
-        named: str | None = completion["model"]
         generator_name = result.answer.generator
         request_id = result.request_id
     else:
-        named = None  # known once the generator's stream has started
         pre, context, refused = await answering.preflight(services, engine, query, body)
         generator_name = answering.generator_name(services)
         request_id = pre.request_id
@@ -166,13 +181,35 @@ async def open_chat_stream(
         started=started,
         index_name=index_name,
         include_usage=_include_usage(body),
-        prompt=body["messages"],
+        prompt=prompt,
         result=result,
         pre=pre,
         generator_name=generator_name,
         prescanned=prescanned,
+        rag=rag,
+        whole=whole,
     )
     return stream
+
+
+async def _scanned_whole(
+    services: Services,
+    engine: GuardrailsEngine | None,
+    result: runner.PipelineResult,
+    model: str,
+    messages: list[dict[str, Any]],
+) -> tuple[TextStream, list[ChoiceVerdict], str]:
+    """A whole pipeline answer scanned whole, as word-sized pieces; its verdicts and name."""
+    completion = answering.pipeline_completion(services, result, model, messages)
+    prescanned: list[ChoiceVerdict] = []
+    if engine is not None:
+        prescanned = await anyio.to_thread.run_sync(
+            guard_chat_completion, engine, completion, result.request_id
+        )
+    choice = completion["choices"][0]
+    source = TextStream(choice["message"]["content"], finish_reason=choice["finish_reason"])
+    source.usage = completion["usage"]
+    return source, prescanned, completion["model"]
 
 
 class ChatStream:
@@ -194,6 +231,8 @@ class ChatStream:
         pre: runner.Preflight | None,
         generator_name: str,
         prescanned: list[ChoiceVerdict] | None = None,
+        rag: streamed.StreamedAnswer | None = None,
+        whole: streamed.WholeReason | None = None,
     ) -> None:
         self.services = services
         self.engine = engine
@@ -208,6 +247,8 @@ class ChatStream:
         self.pre = pre  # otherwise: the generator's answer is passed through at the end
         self.generator_name = generator_name
         self.prescanned = prescanned  # the verdicts of a text scanned whole before streaming
+        self.rag = rag  # a RAG answer checked sentence by sentence as the model writes it
+        self.whole = whole  # or why a RAG answer was generated whole
         self.received: list[str] = []
         self.received_chars = 0
         self.upstream_first_at: float | None = None
@@ -234,13 +275,18 @@ class ChatStream:
                     self.upstream_first_at = self.arrived_at
                 self.received.append(delta)
                 self.received_chars += len(delta)
-                release = self._feed(delta)
+                release = await self._feed(delta)
                 if release.text:
                     yield self._content(release.text)
                 if release.stop:
                     self.stop = release.stop
                     break
             await self._close_source()  # at the end, or after a stop: nothing more is wanted
+            if self.stop is None and self.rag is not None:
+                release = await self._checked(self.rag.check.finish())
+                if release.text:
+                    yield self._content(release.text)
+                self.stop = release.stop
             if self.stop is None and self.guard is not None:
                 release = await self._finish(self.guard)
                 if release.text:
@@ -251,10 +297,7 @@ class ChatStream:
                 extra["source_nodes"] = report.source_nodes(self.result)
             last: list[Event] = [self.chunks.chunk({}, self._finish_reason(), **extra)]
             if self.include_usage:
-                # What the generator wrote, before the guard held or cut any of it.
-                generated = ["".join(self.received)]
-                usage = answering.usage(self.source.usage, self.prompt, generated)
-                last.append(self.chunks.usage(usage))
+                last.append(self.chunks.usage(self._usage()))
         except UpstreamError as exc:
             self._conclude("upstream_error")
             error = {"message": exc.detail, "type": "upstream_error", "code": exc.reason}
@@ -278,10 +321,40 @@ class ChatStream:
             return await anyio.to_thread.run_sync(guard.finish)
         return guard.finish()
 
-    def _feed(self, delta: str) -> Release:
+    async def _feed(self, delta: str) -> Release:
+        if self.rag is not None:
+            return await self._checked(self.rag.check.feed(delta))
+        return self._guarded(delta)
+
+    def _guarded(self, text: str) -> Release:
         if self.guard is None:
-            return Release(delta)
-        return self.guard.feed(delta)
+            return Release(text)
+        return self.guard.feed(text)
+
+    async def _checked(self, step: SentenceStep) -> Release:
+        """What the output guard releases of the sentences that passed their citations; when
+        one failed, the stream ends there with the policy's citations.blockedAnswer (after
+        what was already sent, which cannot be recalled: the guard's late block does the
+        same) and ``content_filter``."""
+        release = self._guarded(step.text) if step.text else Release("")
+        if not step.blocked or release.stop:
+            return release
+        assert self.rag is not None
+        message = self.rag.blocked_answer
+        if self.rag.check.released:
+            message = BLOCK_SEPARATOR + message
+        tail = self._guarded(message)
+        text = release.text + tail.text
+        if tail.stop is None and self.guard is not None:
+            end = await self._finish(self.guard)
+            text += end.text
+        return Release(text, "block")
+
+    def _usage(self) -> dict[str, Any]:
+        """The generator's usage, else counted: what it wrote, before the citation check
+        or the guard held or cut any of it."""
+        generated = ["".join(self.received)]
+        return answering.usage(self.source.usage, self.prompt, generated)
 
     def _content(self, text: str) -> dict[str, Any]:
         if self.first_token_at is None:
@@ -307,7 +380,7 @@ class ChatStream:
         def ms(at: float | None) -> float | None:
             return None if at is None else round((at - self.started) * 1000, 3)
 
-        return {
+        described: dict[str, Any] = {
             "windowChars": guard.window if guard else 0,
             "holdsWholeText": guard.holds_whole_text if guard else False,
             "timeToFirstTokenMs": ms(self.first_token_at),
@@ -319,6 +392,13 @@ class ChatStream:
             "chunks": self.content_chunks,
             "stop": self.stop,
         }
+        if self.index_name is not None:
+            # How the RAG answer streamed: checked sentence by sentence as the model wrote
+            # it, or generated whole first (and why).
+            described["rag"] = "incremental" if self.rag is not None else "whole"
+            if self.whole is not None:
+                described["ragWhole"] = self.whole
+        return described
 
     def _conclude(self, end: str) -> dict[str, Any]:
         """Describe the answer, count its scanner action, write its audit record: once."""
@@ -326,6 +406,13 @@ class ChatStream:
             return self.sentinel
         self.end = end
         result = self.result
+        if result is None and self.rag is not None:
+            result = self.rag.conclude(
+                finish_reason=self.source.finish_reason,
+                usage=Usage.of(self._usage()),
+                model=self.source.model,
+            )
+            self.result = result
         if result is None:
             assert self.pre is not None
             result = runner.passthrough(self.pre, "".join(self.received), self.generator_name)

@@ -25,10 +25,12 @@ from sentinel_runtime.guardrails.chat import ChoiceVerdict, guard_chat_completio
 from sentinel_runtime.guardrails.engine import GuardrailsEngine, ScanOutcome
 from sentinel_runtime.llm import calls, echo
 from sentinel_runtime.llm.messages import completion
+from sentinel_runtime.llm.streams import DeltaStream
+from sentinel_runtime.llm.upstream import UpstreamGenerator
 from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import config as pipeline_config
-from sentinel_runtime.pipeline import decision, model_answer, report, runner
+from sentinel_runtime.pipeline import decision, model_answer, report, runner, streamed
 from sentinel_runtime.pipeline.conversation import Conversation
 
 logger = logging.getLogger(__name__)
@@ -242,6 +244,31 @@ async def run_pipeline(
         conversation=conversation,
     )
     return await runner.run(request, context)
+
+
+async def begin_rag_stream(
+    services: Services,
+    engine: GuardrailsEngine | None,
+    *,
+    query: str,
+    index_name: str,
+    conversation: Conversation,
+) -> streamed.StreamedAnswer | streamed.Whole:
+    """A streamed turn with an index under ``engine``'s policy version: the answer the
+    upstream model writes as it streams (``pipeline.streamed``), or the whole answer and why
+    it is whole."""
+    context = context_for(services, engine, index_name)
+    request = runner.PipelineRequest(query, index_name, conversation=conversation)
+    return await streamed.begin(request, context)
+
+
+def stream_call(services: Services, call: calls.ChatCall) -> DeltaStream:
+    """The upstream model's streamed reply to a pipeline call (only a turn with an upstream
+    streams its RAG answer: ``streamed.whole_reason``)."""
+    generator = services.generator
+    if not isinstance(generator, UpstreamGenerator):
+        raise TypeError("only the upstream model streams a pipeline call")
+    return generator.stream_call(call)
 
 
 def pipeline_completion(

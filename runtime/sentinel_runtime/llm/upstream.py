@@ -92,6 +92,15 @@ class UpstreamGenerator:
         :meth:`UpstreamStream.start`."""
         return UpstreamStream(self, self._payload(body, stream=True))
 
+    def stream_call(self, call: calls.ChatCall) -> DeltaStream:
+        """One pipeline generation streamed (a streamed RAG answer): one answer, in prose;
+        a call with a schema or ``n`` > 1 needs the whole reply and is refused."""
+        if call.schema is not None or call.n != 1:
+            raise ValueError("a streamed call asks for one answer without a schema")
+        # The usage comes in a last chunk when asked for (else the caller counts it).
+        options = {"stream_options": {"include_usage": True}}
+        return self.stream({"messages": call.messages, **call.params, **options})
+
     async def generate(self, call: calls.ChatCall) -> calls.Completion:
         """One generation for the pipeline: ``call.n`` answers (separate calls make up for an
         upstream that returns fewer choices than asked), schema-constrained when ``call.schema``
