@@ -247,7 +247,8 @@ def test_source_nodes_is_null_without_an_index(start, fake_llm) -> None:
 
 
 def test_a_streamed_rag_answer_arrives_in_pieces_with_usage(start, fake_llm) -> None:
-    client = start()
+    # Structured citations: the answer is generated whole, then sent in pieces.
+    client = start("scanners: []\ncitations:\n  mode: structured\n")
     answer = "Annual plans can be refunded within 30 days of purchase, via the billing desk."
     fake_llm.responder = cite_chunk_with("Annual plans", answer)
     with client.stream(

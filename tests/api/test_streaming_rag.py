@@ -1,5 +1,8 @@
-"""``stream: true`` with ``index_name``: the pipeline answers whole (citations need the whole
-text), the output scanners scan it whole, then it streams in word-sized pieces. The official
+"""``stream: true`` with ``index_name`` on the path that answers whole: the policy asks for
+structured citations (JSON, which cannot be checked piece by piece), so the pipeline answers
+whole, the output scanners scan it whole, then it streams in word-sized pieces (the
+incremental path, inline markers checked sentence by sentence, is
+``test_streaming_rag_incremental``). The official
 openai client against the runtime's app (in process, as ``sentinel serve`` runs it) over the
 demo corpus."""
 
@@ -37,6 +40,7 @@ scanners:
 # is under test, not whether the cited chunk holds every word (the support check).
 citations:
   support: "off"
+  mode: structured
 """
 SENTENCE = "Customers may request a full refund within 30 days of purchase. "
 
