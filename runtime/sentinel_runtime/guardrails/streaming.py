@@ -9,10 +9,9 @@ Scanners fall in three kinds, by how much of the answer a verdict needs:
   match may still grow, fail or begin: the ``regex`` module's partial matching of each
   pattern anchored at the end of the text. ban_substrings holds the longest end of the text
   that begins a banned substring (an Aho-Corasick trie). The secrets scanner also holds a
-  matched token's rest (its redaction takes it) and, with the keyword or entropy plugins, an
-  open line holding ``=`` or ``:`` (detect-secrets' INI pass quotes the value that may
-  follow). invisible_text holds nothing. In a chain each scanner judges the text earlier
-  scanners redacted, so its hold is computed on that text and mapped back to the answer
+  matched token's rest (its redaction takes it). invisible_text holds nothing. In a chain
+  each scanner judges the text earlier scanners redacted, which is final only up to their
+  holds, so its hold is computed on that text cut there and mapped back to the answer
   (through the redactions' unchanged prefix and suffix; inside a redaction, to its start).
   The guard releases, up to the earliest hold, the text before the latest whitespace, once
   the cut is *consistent*: scanning the held text whole gives the same as scanning the part
@@ -23,22 +22,23 @@ Scanners fall in three kinds, by how much of the answer a verdict needs:
   a block (token_limit, reading_time without truncate) or the end of the answer at the limit
   (reading_time with truncate).
 * **whole text** (json, ban_substrings with ``contains_all``, regex with ``match_type:
-  fullmatch`` or ``is_blocked: false``, llm_guard and anything unknown): their verdict needs
-  the whole answer, so nothing is released before it ends; it is then scanned as the
-  non-streaming path scans it. ``sentinel policy check`` names them (:func:`whole_text_reasons`).
+  fullmatch`` or ``is_blocked: false``, secrets with the keyword or entropy plugins (they
+  read detect-secrets' INI pass, which parses the whole answer and runs only when nothing
+  else was found in it), llm_guard and anything unknown): their verdict needs the whole
+  answer, so nothing is released before it ends; it is then scanned as the non-streaming
+  path scans it. ``sentinel policy check`` names them (:func:`whole_text_reasons`).
 
 ``window`` (the chain's reach: its longest matches, each redacting scanner's added to those
 after it) is now only a cap: text held past ``window + MAX_EXTRA_HOLD`` characters is released
 at the window's edge, so a match longer than that (an unbounded regex such as ``\\d+`` over
-a run of thousands of digits, a never-closed quote under the keyword plugin) may be split.
+a run of thousands of digits) may be split.
 
 The released text equals what the non-streaming path returns, with these stated differences:
 a block after some text was released sends the policy's ``blockMessage`` after that text
 (released text cannot be recalled); the prefix kinds are judged after the local scanners'
 redactions whatever their place in the chain; a piece scanned apart from what follows it can
 be redacted where the whole answer is not (a detect-secrets allowlist comment later on the
-line; a lookahead that looks past the next whitespace; a secrets finding the whole answer's
-INI pass would skip because its line pass found another), never the other way round.
+line; a lookahead that looks past the next whitespace), never the other way round.
 """
 
 from __future__ import annotations

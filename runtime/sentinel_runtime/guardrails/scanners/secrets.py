@@ -90,10 +90,10 @@ FILTER_PREGATES: dict[str, str] = {
 _NOT_DEFAULT = frozenset(
     {"KeywordDetector", "Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector"}
 )
-# Plugins whose findings the eager INI pass can make out of an unquoted ``key = value``
-# line (it quotes the value), so such a line is final only once it ends.
+# Plugins that find secrets in values the eager INI pass quotes (``password = hunter2``).
+# That pass parses the whole answer as one INI file, and runs only when the line pass found
+# nothing anywhere in it, so their verdict on a line depends on every other line.
 _QUOTING_PLUGINS = frozenset({"KeywordDetector", "Base64HighEntropyString", "HexHighEntropyString"})
-_ASSIGNMENT = re.compile(r"[=:]")
 # Budget of one hold search, as the regex scanner's per pattern.
 HOLD_TIMEOUT_SECONDS = 0.25
 # ``re`` flags a plugin regex may carry, as the ``regex`` module spells them.
@@ -411,18 +411,12 @@ class _DetectSecretsEngine:
                 gates.append(Gate(regex, index, any_of, folded, and_any_of, prefixes, reach))
         self.gates = tuple(gates)
         self.open_ends = tuple(_open_end(gate.regex) for gate in self.gates)
-        self.holds_assignment_lines = bool(_QUOTING_PLUGINS & set(plugin_names))
+        self.reads_whole_ini = sorted(_QUOTING_PLUGINS & set(plugin_names))
 
     def hold(self, text: str) -> int:
-        """Where a plugin's match may still be growing or starting (with the rest of its
-        token, which a short finding's redaction takes); and, for plugins the eager INI pass
-        feeds, the open last line while it holds an assignment whose value may follow."""
-        hold = hold_from(self.open_ends, text, HOLD_TIMEOUT_SECONDS)
-        if self.holds_assignment_lines:
-            line = max(text.rfind("\n"), text.rfind("\r")) + 1
-            if line < hold and _ASSIGNMENT.search(text, line):
-                hold = line
-        return hold
+        """Where a plugin's match may still be growing or starting, with the rest of its
+        token (a short finding's redaction takes it)."""
+        return hold_from(self.open_ends, text, HOLD_TIMEOUT_SECONDS)
 
     def _candidate_lines(self, lines: list[str]) -> dict[int, set[int]]:
         """For each 1-based line some plugin regex can match, the indexes of those plugins.
@@ -563,6 +557,15 @@ class SecretsScanner:
                 return None
             spans.extend(located)
         return spans
+
+    @property
+    def whole_text_reason(self) -> str | None:
+        if self.engine.reads_whole_ini:
+            return (
+                f"plugins {', '.join(self.engine.reads_whole_ini)} read detect-secrets' INI "
+                "pass, which parses the whole answer"
+            )
+        return None
 
     def hold(self, text: str) -> int:
         return self.engine.hold(text)
