@@ -146,3 +146,32 @@ def test_block_action_leaves_text_unchanged() -> None:
 def test_invalid_config_is_rejected(config: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         BanSubstringsParams.model_validate(config)
+
+
+def test_no_character_past_the_searched_range_has_a_case_variant() -> None:
+    # case_fold looks for IGNORECASE variants below CASED_LIMIT only.
+    import sys
+
+    from sentinel_runtime.guardrails.scanners.ban_substrings import CASED_LIMIT
+
+    assert all(
+        chr(c).lower() == chr(c) == chr(c).upper() for c in range(CASED_LIMIT, sys.maxunicode + 1)
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "held"),
+    [
+        pytest.param("we say top", "top", id="a prefix of a phrase"),
+        pytest.param("we say TOP SECRET", "TOP SECRET", id="a whole phrase waits for a boundary"),
+        pytest.param("we say \u0131", "", id="dotless i is not a prefix here"),
+        pytest.param("we say top secretary ", "", id="past the phrase: nothing"),
+        pytest.param("say DO NOT DİSTR", "DO NOT DİSTR", id="re's case variants count"),
+    ],
+)
+def test_hold_keeps_only_an_end_that_can_begin_a_banned_string(text: str, held: str) -> None:
+    from sentinel_runtime.guardrails.scanners import ban_substrings
+
+    params = ban_substrings.BanSubstringsParams(substrings=["top secret", "Do Not Distribute"])
+    scanner = ban_substrings.build(params, True)
+    assert text[scanner.hold(text) :] == held
