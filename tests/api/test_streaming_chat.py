@@ -174,7 +174,8 @@ def test_the_last_chunk_has_finish_reason_and_the_sentinel_object(guarded) -> No
     assert {s["type"] for s in guardrails["choices"][0]["scanners"]} >= {"regex", "sensitive"}
     info = sentinel["stream"]
     assert info["windowChars"] == WINDOW and info["holdsWholeText"] is False
-    assert info["firstTokenAfterChars"] > WINDOW  # nothing left before the window was full
+    # Text leaves as soon as no scanner can still match it, not after a window's worth.
+    assert info["firstTokenAfterChars"] <= 40 < WINDOW
     assert 0 < info["generatorFirstTokenMs"] <= info["timeToFirstTokenMs"]
     assert 0 <= info["firstTokenGuardMs"] < info["timeToFirstTokenMs"]
     assert info["chunks"] == sum(1 for c in chunks if c.choices and c.choices[0].delta.content)
@@ -335,7 +336,8 @@ def test_an_upstream_error_mid_stream_ends_with_an_error_event_and_no_unscanned_
     chunks = [json.loads(e) for e in events[:-2]]
     sent = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks)
     assert sent and fake.content.startswith(sent)  # text was streamed before the failure...
-    assert len(sent) <= 1200 + 30 - WINDOW  # ...but not what the window still held
+    # ...nearly all the clean text before the key, which was held until it could be judged
+    assert 1200 - 40 <= len(sent) < 1200 + 30
     assert AWS_KEY not in "".join(events)
     assert all(c["choices"][0]["finish_reason"] is None for c in chunks)
     assert runtime.metric("rag_chat_requests_total", status="failure") == failures + 1
