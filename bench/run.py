@@ -8,8 +8,9 @@ under 0.3 ms median per 500-character chunk; the injection judge under 0.25 ms m
 p99) per 500-character chunk and 3x faster than before on injected documents; the
 deobfuscation readings well under 1 ms median for a 1,000-character question; the request
 judge under 5 ms median for a 200-token prompt and under 150 MB of added memory; streaming
-through the guardrails under 5 ms added to the first token beyond the hold-back window and
-under 10 % throughput cost against the same upstream with guardrails off.
+through the default policy at most 50 ms added to first content (p50) for a model paced at 50
+tokens/s, and under 10 % throughput cost at full speed, against the same upstream with
+guardrails off.
 Every number is reported beside a baseline measured in the same run, since the machine is
 shared and absolute times drift. The secrets scanner under 3 ms for a 19 KB single line with a
 finding, its cost on one line flat against the same text in lines. A large document indexed

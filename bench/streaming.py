@@ -1,31 +1,28 @@
-"""Streaming through the guardrails: time to first token and throughput, guarded vs not.
+"""Streaming through the guardrails: first content and throughput, guarded vs not.
 
-Three ``sentinel serve`` processes share one fake OpenAI-protocol upstream (a peer, as in the
-tests) that streams a ~2,000-character answer with findings in ~4-character tokens, both as
-fast as it can and at 50 tokens/s. ``off`` runs with guardrails disabled (deltas pass
-straight through): the baseline, measured in the same run. ``default`` is the shipped
-policy; ``custom`` is a regex + sensitive + secrets policy of our own. The client reads the
-raw server-sent events with httpx and notes when each piece of text arrives.
+``sentinel serve`` processes share one fake OpenAI-protocol upstream (a peer, as in the
+tests) that streams an answer in ~4-character tokens, as fast as it can and paced at 50
+tokens/s. ``off`` runs with guardrails disabled (deltas pass straight through): the baseline,
+measured in the same run, requests interleaved. ``default`` is the shipped policy; ``every
+type`` is a policy with every scanner type that judges text piecewise (regex,
+ban_substrings, sensitive, secrets, invisible_text, token_limit, reading_time); ``json``
+and ``contains_all`` need the whole answer, so a policy with them holds the stream to its end
+by design (README, Streaming). The client reads the raw server-sent events with httpx.
 
-* time to first token (TTFT): request sent to first text received;
-* the hold-back window costs the time the upstream takes to produce ``firstTokenAfterChars``
-  characters (what the guard had received when it released its first text; reported by the
-  stream's ``sentinel.stream``). ``at those chars off`` is when the unguarded stream, same
-  upstream, had delivered that many characters: the window's cost, with no scanning in it.
-  ``added`` = guarded TTFT minus that: what scanning and the guard add beyond the window.
-  ``guard ms at first text`` is the runtime's own count of the same (``firstTokenGuardMs``:
-  from the arrival of the text that completed the window to the first text sent), free of
-  the client's and the upstream's noise;
-* throughput: answer characters per second from request to ``[DONE]``, and its cost against
-  ``off``.
+* first content: request sent to the first answer text received, p50 and p95; ``added``
+  is the guarded p50 (p95) minus ``off``'s p50 (p95): what the guard costs a reader;
+* ``first text after chars``: how much of the answer the guard had received when it let
+  its first text go (``sentinel.stream.firstTokenAfterChars``);
+* throughput: answer characters per second from request to ``[DONE]`` at full speed, and
+  its cost against ``off``.
 
-Targets: under 5 ms added to the first token beyond the window; under 10 % throughput cost.
+Targets (issue 18): at 50 tokens/s with the default policy, at most 50 ms added to first
+content (p50); at full speed, under 10 % throughput cost.
 """
 
 from __future__ import annotations
 
 import json
-import statistics
 import tempfile
 import time
 from dataclasses import dataclass
@@ -38,12 +35,16 @@ from support.fake_llm import FakeLLM
 from support.runtime import RuntimeProcess, start_runtime
 from texts import assistant_text
 
-ANSWER_CHARS = 2_000
+ANSWER_CHARS = 1_600
 TOKEN_CHARS = 4
 REALISTIC_TOKENS_PER_SECOND = 50
-CUSTOM_POLICY = r"""
+ADDED_FIRST_CONTENT_TARGET_MS = 50.0
+THROUGHPUT_COST_TARGET = 0.10
+EVERY_TYPE_POLICY = r"""
 blockMessage: The model output was blocked by output guardrails.
 scanners:
+  - type: invisible_text
+    action: redact
   - type: regex
     action: redact
     patterns:
@@ -51,12 +52,22 @@ scanners:
       - '(?i)\bsk-[A-Za-z0-9]{20,}\b'
       - '\bACME-\d{4,8}\b'
       - '\b\d{3}-\d{2}-\d{4}\b'
+  - type: ban_substrings
+    action: block
+    match_type: word
+    substrings: [For Internal Use Only, Do Not Distribute]
   - type: sensitive
     action: redact
     detectors: [email, phone, credit_card, ip_address]
   - type: secrets
     action: redact
     redactMode: hash
+  - type: token_limit
+    action: block
+    limit: 100000
+  - type: reading_time
+    action: block
+    max_time: 500
 """
 
 
@@ -130,15 +141,20 @@ def _start(
     return start_runtime(directory, {"LOG_LEVEL": "WARNING", **env}, args)
 
 
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
 def run(quick: bool = False) -> str:
-    text = assistant_text(ANSWER_CHARS, with_findings=True)
+    text = assistant_text(ANSWER_CHARS, with_findings=False)
     fake = FakeLLM(content=text, piece_chars=TOKEN_CHARS).start()
     paces = [
         ("as fast as possible", 0.0, 8 if quick else 40, 3),
         (
             f"{REALISTIC_TOKENS_PER_SECOND} tokens/s",
             1 / REALISTIC_TOKENS_PER_SECOND,
-            1 if quick else 3,
+            2 if quick else 7,
             0,
         ),
     ]
@@ -146,15 +162,15 @@ def run(quick: bool = False) -> str:
     verdicts: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        policy = root / "custom.yaml"
-        policy.write_text(CUSTOM_POLICY, encoding="utf-8")
+        policy = root / "every-type.yaml"
+        policy.write_text(EVERY_TYPE_POLICY, encoding="utf-8")
         upstream = {"LLM_INFERENCE_URL": fake.base_url, "LLM_MODEL": "fake-model"}
         runtimes = {
             "off": _start(root, "off", {**upstream, "OUTPUT_GUARDRAILS_ENABLED": "false"}),
             "default": _start(root, "default", {**upstream, "OUTPUT_GUARDRAILS_ENABLED": "true"}),
-            "custom": _start(
+            "every type": _start(
                 root,
-                "custom",
+                "every-type",
                 {
                     **upstream,
                     "OUTPUT_GUARDRAILS_ENABLED": "true",
@@ -174,38 +190,47 @@ def run(quick: bool = False) -> str:
                         samples[name].extend(_measure(runtime, 1, 0))
                 off = samples["off"]
                 off_rate = median([s.chars / s.total_ms * 1000 for s in off])
+                off_p50 = median([s.ttft_ms for s in off])
+                off_p95 = _p95([s.ttft_ms for s in off])
+                paced = delay > 0
                 for name, got in samples.items():
-                    ttft = median([s.ttft_ms for s in got])
+                    first = [s.ttft_ms for s in got]
+                    p50, p95 = median(first), _p95(first)
                     rate = median([s.chars / s.total_ms * 1000 for s in got])
-                    first_after = got[0].first_after_chars or 0
-                    baseline = median([s.at_chars(first_after) for s in off]) if first_after else 0
-                    added = ttft - baseline
                     cost = 1 - rate / off_rate
                     guard = [s.guard_ms for s in got if s.guard_ms is not None]
+                    guarded = name != "off"
                     rows.append(
                         [
                             pace,
                             name,
                             str(got[0].window),
-                            str(first_after),
-                            f"{ttft:.1f}",
-                            f"{baseline:.1f}",
-                            f"{added:+.1f}" if name != "off" else "-",
+                            str(got[0].first_after_chars or "-"),
+                            f"{p50:.1f}",
+                            f"{p95:.1f}",
+                            f"{p50 - off_p50:+.1f}" if guarded else "-",
+                            f"{p95 - off_p95:+.1f}" if guarded else "-",
                             f"{median(guard):.2f}" if guard else "-",
-                            f"{ttft / median([s.ttft_ms for s in off]):.2f}x",
-                            f"{median([s.total_ms for s in got]):.1f}",
                             f"{rate:,.0f}",
-                            f"{rate / off_rate:.2f}x",
-                            f"{cost:+.1%}" if name != "off" else "-",
+                            f"{cost:+.1%}" if guarded else "-",
                             str(len(got)),
                         ]
                     )
-                    if name != "off":
+                    if not guarded:
+                        continue
+                    if paced:
+                        added = p50 - off_p50
+                        met = added <= ADDED_FIRST_CONTENT_TARGET_MS
                         verdicts.append(
-                            f"{pace}, {name}: added to first token {added:+.1f} ms "
-                            f"({'met' if added < 5 else 'MISSED'}: < 5 ms), throughput cost "
-                            f"{cost:+.1%} ({'met' if cost < 0.10 else 'MISSED'}: < 10 %), "
-                            f"TTFT spread {statistics.pstdev([s.ttft_ms for s in got]):.1f} ms"
+                            f"{pace}, {name}: first content {added:+.1f} ms p50 "
+                            f"({p95 - off_p95:+.1f} ms p95) against off "
+                            f"({'met' if met else 'MISSED'}: <= 50 ms p50 for the default policy)"
+                        )
+                    else:
+                        met = cost < THROUGHPUT_COST_TARGET
+                        verdicts.append(
+                            f"{pace}, {name}: throughput cost {cost:+.1%} "
+                            f"({'met' if met else 'MISSED'}: < 10 %)"
                         )
         finally:
             for runtime in runtimes.values():
@@ -216,20 +241,18 @@ def run(quick: bool = False) -> str:
         "policy",
         "window chars",
         "first text after chars",
-        "TTFT median ms",
-        "at those chars off ms",
-        "added ms",
+        "first content p50 ms",
+        "p95 ms",
+        "added p50 ms",
+        "added p95 ms",
         "guard ms at first text",
-        "TTFT vs off",
-        "total ms",
         "chars/s",
-        "chars/s vs off",
         "throughput cost",
         "n",
     ]
     title = (
         f"Streaming a {ANSWER_CHARS}-character answer in {TOKEN_CHARS}-character tokens "
-        "(guardrails off / default policy / regex + sensitive + secrets)"
+        "(guardrails off / default policy / every piecewise scanner type)"
     )
     return table(title, header, rows) + "\n" + "\n".join(verdicts)
 
