@@ -1,7 +1,10 @@
-"""The ``sentinel`` command: ``serve``, ``policy check|default|types``, ``scan``, ``health``.
+"""The ``sentinel`` command: ``serve``, ``policy check|default|types``, ``scan``, ``health``;
+``index`` and ``ask`` live in ``cli_documents``, ``judge`` in ``training.cli``.
 
 Other distributions' commands (the operator's ``sentinel operator``) register through the
-``sentinel.commands`` entry-point group, so the runtime never imports the operator.
+``sentinel.commands`` entry-point group, so the runtime never imports the operator. Such a
+command whose modules are not installed (``kopf`` without the ``operator`` extra) says which
+``pip install`` brings them and exits 2.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from sentinel_runtime import __version__
+from sentinel_runtime import __version__, cli_documents
 from sentinel_runtime.governance import rulebase as governance_rulebase
 from sentinel_runtime.guardrails import policy as policy_mod
 from sentinel_runtime.guardrails import streaming
@@ -28,11 +31,35 @@ from sentinel_runtime.pipeline import config as pipeline_config
 
 EXIT_OK = 0
 EXIT_ERROR = 1
+EXIT_NOT_INSTALLED = 2  # as argparse's usage errors: the command cannot run as installed
 EXIT_STRICT = 3
 EXIT_REDACTED = 10
 EXIT_BLOCKED = 11
 
 ENTRY_POINT_GROUP = "sentinel.commands"
+DISTRIBUTION = "sentinel-rag"
+
+
+def _install_hint(command: str) -> str:
+    return f"pip install '{DISTRIBUTION}[{command}]'"
+
+
+def _start_line(settings: Any, host: str, port: int) -> str:
+    """The one plain line ``serve`` prints before the server's logs."""
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}"
+    if not settings.OUTPUT_GUARDRAILS_ENABLED:
+        policy = "guardrails off"
+    else:
+        policy = f"policy {settings.OUTPUT_GUARDRAILS_POLICY_PATH or 'the shipped default'}"
+    persist = settings.persist_dir()
+    if settings.VECTOR_DB_TYPE == "milvus":
+        store = f"indexes in milvus at {settings.VECTOR_DB_URL}"
+    elif persist is not None:
+        store = f"indexes embedded, persisted to {persist.resolve()}"
+    else:
+        store = "indexes embedded, in memory only (--persist-dir keeps them)"
+    return f"sentinel: listening on {url}, API docs {url}/docs; {policy}; {store}"
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -50,11 +77,14 @@ def _serve(args: argparse.Namespace) -> int:
     elif "OUTPUT_GUARDRAILS_ENABLED" not in os.environ:
         # Locally, start protected: the shipped default policy, unless the env says otherwise.
         overrides["OUTPUT_GUARDRAILS_ENABLED"] = True
+    if args.persist_dir:
+        overrides["VECTOR_DB_PERSIST_DIR"] = str(Path(args.persist_dir).resolve())
     if args.no_demo:
         overrides["DEMO_CORPUS"] = False
     elif "DEMO_CORPUS" not in os.environ:
         overrides["DEMO_CORPUS"] = True  # a first run shows the whole pipeline at work
     settings = Settings(**overrides)
+    print(_start_line(settings, args.host, args.port), file=sys.stderr, flush=True)
     logs.configure(settings.LOG_LEVEL)
     uvicorn.run(
         create_app(settings),
@@ -280,24 +310,25 @@ def _health(args: argparse.Namespace) -> int:
     import urllib.parse
     import urllib.request
 
-    if urllib.parse.urlsplit(args.url).scheme not in ("http", "https"):
-        print(f"error: {args.url} is not an http(s) URL", file=sys.stderr)
+    url = args.url or f"http://127.0.0.1:{args.port}/health"
+    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+        print(f"error: {url} is not an http(s) URL", file=sys.stderr)
         return EXIT_ERROR
     # A check of a local server never goes through the HTTP(S)_PROXY of the environment.
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with opener.open(args.url, timeout=args.timeout) as response:
+        with opener.open(url, timeout=args.timeout) as response:
             status = int(response.status)
     except urllib.error.HTTPError as exc:
         status = exc.code
     except OSError as exc:  # URLError, refused connections and timeouts
         reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-        print(f"unhealthy: {args.url}: {reason}", file=sys.stderr)
+        print(f"unhealthy: {url}: {reason}", file=sys.stderr)
         return EXIT_ERROR
     if 200 <= status < 300:
-        print(f"healthy: {args.url} {status}")
+        print(f"healthy: {url} {status}")
         return EXIT_OK
-    print(f"unhealthy: {args.url} answered {status}", file=sys.stderr)
+    print(f"unhealthy: {url} answered {status}", file=sys.stderr)
     return EXIT_ERROR
 
 
@@ -315,6 +346,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--access-log", action="store_true", help="log every HTTP request")
     serve.add_argument(
         "--no-demo", action="store_true", help="do not index the bundled demo corpus"
+    )
+    serve.add_argument(
+        "--persist-dir",
+        help="keep indexes in this directory across restarts (sets VECTOR_DB_PERSIST_DIR)",
     )
     serve.set_defaults(handler=_serve)
 
@@ -363,10 +398,13 @@ def build_parser() -> argparse.ArgumentParser:
     scan.set_defaults(handler=_scan)
 
     health = commands.add_parser("health", help="exit 0 if a health URL answers 2xx, else 1")
-    health.add_argument(
-        "--url",
-        default="http://127.0.0.1:5000/health",
-        help="URL to GET (default http://127.0.0.1:5000/health, the image's runtime)",
+    target = health.add_mutually_exclusive_group()
+    target.add_argument("--url", help="URL to GET (default http://127.0.0.1:PORT/health)")
+    target.add_argument(
+        "--port",
+        type=int,
+        default=8000,
+        help="port of a runtime on 127.0.0.1 (default 8000, as `sentinel serve`)",
     )
     health.add_argument("--timeout", type=float, default=3.0, help="seconds to wait (default 3)")
     health.set_defaults(handler=_health)
@@ -374,16 +412,50 @@ def build_parser() -> argparse.ArgumentParser:
     from sentinel_runtime.training import cli as judge_cli
 
     judge_cli.register(commands)
+    cli_documents.register(commands)
 
-    for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        register: Callable[[Any], None] = entry_point.load()
-        register(commands)
+    _register_extensions(commands)
     return parser
+
+
+def _register_extensions(commands: Any) -> None:
+    """Commands of other distributions (``sentinel.commands``), each marked with the extra
+    that installs what it imports (the extra is named as the command)."""
+    for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            register: Callable[[Any], None] = entry_point.load()
+        except ModuleNotFoundError as exc:
+            _not_installed(commands, entry_point.name, exc)
+            continue
+        register(commands)
+        commands.choices[entry_point.name].set_defaults(extension=entry_point.name)
+
+
+def _not_installed(commands: Any, name: str, exc: ModuleNotFoundError) -> None:
+    """A stand-in for a command whose module cannot be imported: it says what to install."""
+    stand_in = commands.add_parser(name, help=f"(not installed: {_install_hint(name)})")
+    stand_in.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    stand_in.set_defaults(handler=lambda args: _report_missing(name, exc))
+
+
+def _report_missing(command: str, exc: ModuleNotFoundError) -> int:
+    print(
+        f"error: sentinel {command} needs {exc.name or 'a module'}, which is not installed; "
+        f"install it with: {_install_hint(command)}",
+        file=sys.stderr,
+    )
+    return EXIT_NOT_INSTALLED
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.handler(args))
+    try:
+        return int(args.handler(args))
+    except ModuleNotFoundError as exc:
+        extension = getattr(args, "extension", None)
+        if extension is None:
+            raise
+        return _report_missing(extension, exc)
 
 
 if __name__ == "__main__":
