@@ -10,7 +10,8 @@ from pathlib import Path
 from support.runtime import RuntimeProcess
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-QUICK_START = README[README.index("## Quick start") : README.index("## Kubernetes")]
+_START = README.index("## Quick start")
+QUICK_START = README[_START : README.index("\n## ", _START)]
 SNIPPETS = re.findall(r"```python\n(.*?)```", QUICK_START, re.DOTALL)
 
 
