@@ -266,6 +266,7 @@ def find_files(arguments: Iterable[Path]) -> Iterator[Found | Note]:
     """Every file under ``arguments`` (files and folders), once: known kinds as ``Found``,
     the others, missing arguments and document-id clashes as ``Note``s."""
     seen: dict[str, Path] = {}
+    read: set[Path] = set()
     for argument in arguments:
         if not argument.exists():
             yield Note(argument, "unreadable", "no such file or directory")
@@ -275,11 +276,14 @@ def find_files(arguments: Iterable[Path]) -> Iterator[Found | Note]:
                 yield Note(path, "skipped", f"unknown kind {path.suffix or '(no extension)'!r}")
                 continue
             doc_id = doc_id_for(relative)
-            if doc_id in seen and seen[doc_id] != path:
+            if path in read:
+                continue  # named again (a file inside a folder named too): its first id holds
+            if doc_id in seen:
                 yield Note(path, "unreadable", f"same document id {doc_id!r} as {seen[doc_id]}")
-            elif doc_id not in seen:
-                seen[doc_id] = path
-                yield Found(path, relative)
+                continue
+            seen[doc_id] = path
+            read.add(path)
+            yield Found(path, relative)
 
 
 def read_file(found: Found, max_bytes: int) -> FileDocuments | Note:
