@@ -1,10 +1,12 @@
-"""Loaders for the public evaluation sets in ``shared/datasets`` (see its README).
+"""Loaders for the public evaluation sets (HarmBench, AdvBench, StrongREJECT, XSTest, BIPIA,
+PoisonedRAG; see ``docs/data-card.md``).
 
 Each row comes back as plain data tagged with its ``split`` (``evaluation.split``), so a
 detector can be built on ``dev`` rows while ``holdout`` rows are only ever reported. The
-directory is passed in; :func:`datasets_dir` resolves the default
-(``$SENTINEL_DATASETS_DIR``, else ``<repo>/../shared/datasets``). Nothing here is copied
-into the project.
+directory is passed in; :func:`datasets_dir` resolves the default: ``$SENTINEL_DATASETS_DIR``,
+else ``<repo>/../shared/datasets`` when it exists, else the copies shipped in the package
+(``evaluation/data/datasets``: the files these loaders read, unchanged, with their licences),
+so ``sentinel eval`` works from an install.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from pathlib import Path
 from sentinel_runtime.evaluation.split import Split, split_of
 
 ENV_VAR = "SENTINEL_DATASETS_DIR"
-_REPO = Path(__file__).resolve().parents[3]
+# The shared copy beside a checkout (its README lists sources and licences).
+BESIDE_REPO = Path(__file__).resolve().parents[3].parent / "shared" / "datasets"
+# The copies shipped as package data.
+PACKAGED = Path(__file__).resolve().parent / "data" / "datasets"
 
 
 @dataclass(frozen=True)
@@ -50,11 +55,14 @@ class PoisonedTarget:
 
 
 def datasets_dir(path: str | os.PathLike[str] | None = None) -> Path:
-    """The data set directory: ``path``, else the env var, else beside the repository."""
+    """The data set directory: ``path``, else the env var, else beside the repository when
+    that exists, else the packaged copies."""
     if path is not None:
         return Path(path)
     configured = os.environ.get(ENV_VAR)
-    return Path(configured) if configured else _REPO.parent / "shared" / "datasets"
+    if configured:
+        return Path(configured)
+    return BESIDE_REPO if BESIDE_REPO.is_dir() else PACKAGED
 
 
 def available(path: str | os.PathLike[str] | None = None) -> bool:
