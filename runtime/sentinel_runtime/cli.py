@@ -433,8 +433,14 @@ def _register_extensions(commands: Any) -> None:
 
 def _not_installed(commands: Any, name: str, exc: ModuleNotFoundError) -> None:
     """A stand-in for a command whose module cannot be imported: it says what to install."""
-    stand_in = commands.add_parser(name, help=f"(not installed: {_install_hint(name)})")
-    stand_in.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    stand_in = commands.add_parser(
+        # Every argument after the name is taken as it comes (options too): none is known.
+        name,
+        help=f"(not installed: {_install_hint(name)})",
+        add_help=False,
+        prefix_chars="\0",
+    )
+    stand_in.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
     stand_in.set_defaults(handler=lambda args: _report_missing(name, exc))
 
 
