@@ -1,6 +1,7 @@
 """``sentinel index PATH…`` and ``sentinel ask "question"``: one's own documents from the shell.
 
-Both talk to a running runtime over HTTP (``--url``, ``--api-key`` or ``RUNTIME_API_KEY``), or
+Both talk to a running runtime over HTTP (``--url`` or ``SENTINEL_URL``, ``--api-key`` or
+``RUNTIME_API_KEY``), or
 with ``--local`` to the persist directory directly: ``index --local`` writes through the
 ``index.manager.IndexManager`` (as the runtime would, so a later ``sentinel serve`` with that
 directory serves it; do not run it while a runtime owns the same directory), ``ask --local``
@@ -371,7 +372,9 @@ def _connection(parser: argparse.ArgumentParser) -> None:
         "--index", default=DEFAULT_INDEX, help=f"index name (default {DEFAULT_INDEX})"
     )
     parser.add_argument(
-        "--url", default=DEFAULT_URL, help=f"the runtime's base URL (default {DEFAULT_URL})"
+        "--url",
+        default=os.environ.get("SENTINEL_URL") or DEFAULT_URL,
+        help=f"the runtime's base URL (default SENTINEL_URL, else {DEFAULT_URL})",
     )
     parser.add_argument("--api-key", help="bearer token (default: RUNTIME_API_KEY)")
     parser.add_argument(
