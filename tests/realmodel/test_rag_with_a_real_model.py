@@ -178,18 +178,51 @@ def test_a_number_the_cited_chunk_does_not_hold_is_caught(client, proxy: Recordi
     assert "45" in validation["unsupported"][0]["missing"]
 
 
-def test_a_streamed_rag_answer_arrives_in_several_chunks(client) -> None:
-    whole = ask(client, [{"role": "user", "content": REFUND_QUESTION}])
+@pytest.fixture(scope="module")
+def streaming_client(
+    model_server: ModelServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[openai.OpenAI]:
+    """Sentinel straight in front of the model server: the recording proxy does not stream."""
+    policy = Path(tmp_path_factory.mktemp("stream-policy")) / "guardrails.yaml"
+    policy.write_text(POLICY)
+    settings = Settings(
+        LLM_INFERENCE_URL=model_server.base_url,
+        LLM_TIMEOUT_SECONDS=120,
+        LLM_CONTEXT_WINDOW=4096,
+        OUTPUT_GUARDRAILS_ENABLED=True,
+        OUTPUT_GUARDRAILS_POLICY_PATH=str(policy),
+    )
+    with TestClient(create_app(settings)) as http:
+        indexed = http.post("/index", json={"index_name": "kb", "documents": DOCUMENTS})
+        assert indexed.status_code == 200, indexed.text
+        yield openai.OpenAI(
+            base_url="http://testserver/v1", api_key="x", http_client=http, max_retries=0
+        )
+
+
+def test_a_streamed_rag_answer_is_checked_before_it_leaves(streaming_client) -> None:
+    """Behind the real server the RAG answer is streamed incrementally (inline markers, each
+    sentence checked before it leaves). SmolLM2-135M usually writes no marker at all: then
+    nothing it wrote may leave, only the citation block message; a cited answer streams."""
     stream = ask(
-        client,
+        streaming_client,
         [{"role": "user", "content": REFUND_QUESTION}],
         stream=True,
         stream_options={"include_usage": True},
     )
     chunks = list(stream)
-    pieces = [
-        c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content
-    ]
-    assert len(pieces) > 3
-    assert "".join(pieces) == whole.choices[0].message.content
+    text = "".join(
+        c.choices[0].delta.content or "" for c in chunks if c.choices and c.choices[0].delta
+    )
+    last = next(c for c in chunks if c.choices and c.choices[0].finish_reason)
+    sentinel = last.model_extra["sentinel"]
+    assert sentinel["stream"]["rag"] == "incremental"
+    assert sentinel["generation"]["citationMode"] == "inline"
+    if sentinel["decision"] == "answer":
+        assert sentinel["citations"]["ids"], "an answer that left was cited"
+        assert text
+    else:
+        assert last.choices[0].finish_reason == "content_filter"
+        assert sentinel["citations"]["validation"]["citation_valid"] is False
+        assert "cited" in text.lower() and "30" not in text  # the block message, no claim
     assert chunks[-1].usage is not None and chunks[-1].usage.prompt_tokens > 0
