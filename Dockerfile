@@ -14,7 +14,7 @@ ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY runtime runtime
 COPY operator operator
 COPY scripts/image/install.sh scripts/image/install.sh

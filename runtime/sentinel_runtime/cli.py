@@ -370,7 +370,13 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser(
         "eval", help="measure the safety pipeline on the public evaluation data sets"
     )
-    evaluate.add_argument("--datasets", help="data directory (default ../shared/datasets)")
+    evaluate.add_argument(
+        "--datasets",
+        help=(
+            "data directory (default: $SENTINEL_DATASETS_DIR, else ../shared/datasets beside "
+            "a checkout, else the copies shipped in the package)"
+        ),
+    )
     evaluate.add_argument("--policy", help="take the pipeline settings from this policy file")
     evaluate.add_argument("--only", help="comma-separated suites: harmful,injection,poisoning")
     evaluate.add_argument(

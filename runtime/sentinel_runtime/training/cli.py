@@ -147,7 +147,13 @@ def register(commands: Any) -> None:
     judge = commands.add_parser("judge", help="train, check and explain the built-in judge")
     actions = judge.add_subparsers(dest="judge_command", required=True, metavar="ACTION")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--datasets", help="shared data directory (default ../shared/datasets)")
+    common.add_argument(
+        "--datasets",
+        help=(
+            "data directory (default: $SENTINEL_DATASETS_DIR, else ../shared/datasets beside "
+            "a checkout, else the copies shipped in the package)"
+        ),
+    )
     common.add_argument("--seed", type=int, default=13, help="training seed (default 13)")
 
     train = actions.add_parser(
