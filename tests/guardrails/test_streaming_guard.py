@@ -20,7 +20,7 @@ from sentinel_runtime.guardrails.streaming import (
     StreamGuard,
     regex_reach,
 )
-from support.scanners import SLOW_PATTERN, SLOW_TEXT
+from support.scanners import SLOW_PATTERN, SLOW_TEXT, stream
 
 REDACT_POLICY = r"""
 action: redact
@@ -83,19 +83,6 @@ BLOCK = engine(BLOCK_POLICY)
 def unthrottled(policy: GuardrailsEngine, **options: int) -> StreamGuard:
     """A guard that scans at every step, however fast the test feeds it."""
     return StreamGuard(policy, min_interval=0, **options)
-
-
-def stream(guard: StreamGuard, pieces: list[str]) -> tuple[str, str | None]:
-    """Feed ``pieces``; the concatenated releases and how the stream stopped."""
-    out: list[str] = []
-    for piece in pieces:
-        release = guard.feed(piece)
-        out.append(release.text)
-        if release.stop:
-            return "".join(out), release.stop
-    release = guard.finish()
-    out.append(release.text)
-    return "".join(out), release.stop
 
 
 def split(text: str, cuts: list[int]) -> list[str]:

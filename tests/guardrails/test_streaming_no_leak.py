@@ -17,7 +17,7 @@ from sentinel_runtime.guardrails.engine import GuardrailsEngine, build_engine
 from sentinel_runtime.guardrails.policy import parse_policy
 from sentinel_runtime.guardrails.state import default_policy_path
 from sentinel_runtime.guardrails.streaming import BLOCK_SEPARATOR, StreamGuard, whole_text_reasons
-from support.scanners import SLOW_PATTERN, SLOW_TEXT
+from support.scanners import SLOW_PATTERN, SLOW_TEXT, stream
 
 NEEDLES = [
     "sk-ABCDEFGHIJKLMNOPQRST",
@@ -132,18 +132,6 @@ def engine(scanners: str) -> GuardrailsEngine:
 
 ENGINES = {name: engine(body) for name, body in POLICIES.items()}
 DEFAULT = build_engine(parse_policy(Path(default_policy_path()).read_text()), "test")
-
-
-def stream(guard: StreamGuard, pieces: list[str]) -> tuple[str, str | None]:
-    out: list[str] = []
-    for piece in pieces:
-        release = guard.feed(piece)
-        out.append(release.text)
-        if release.stop:
-            return "".join(out), release.stop
-    release = guard.finish()
-    out.append(release.text)
-    return "".join(out), release.stop
 
 
 def assert_no_leak(policy: GuardrailsEngine, text: str, pieces: list[str]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import openai
@@ -71,14 +72,13 @@ def proxy(model_server: ModelServer) -> Iterator[RecordingProxy]:
     recording.stop()
 
 
-@pytest.fixture(scope="module")
-def client(
-    proxy: RecordingProxy, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[openai.OpenAI]:
-    policy = Path(tmp_path_factory.mktemp("policy")) / "guardrails.yaml"
+@contextmanager
+def sentinel_before(upstream: str, directory: Path) -> Iterator[openai.OpenAI]:
+    """Sentinel in process over the indexed DOCUMENTS, with ``upstream`` as its model."""
+    policy = directory / "guardrails.yaml"
     policy.write_text(POLICY)
     settings = Settings(
-        LLM_INFERENCE_URL=proxy.base_url,
+        LLM_INFERENCE_URL=upstream,
         LLM_TIMEOUT_SECONDS=120,
         LLM_CONTEXT_WINDOW=4096,
         OUTPUT_GUARDRAILS_ENABLED=True,
@@ -90,6 +90,14 @@ def client(
         yield openai.OpenAI(
             base_url="http://testserver/v1", api_key="x", http_client=http, max_retries=0
         )
+
+
+@pytest.fixture(scope="module")
+def client(
+    proxy: RecordingProxy, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[openai.OpenAI]:
+    with sentinel_before(proxy.base_url, tmp_path_factory.mktemp("policy")) as sentinel:
+        yield sentinel
 
 
 def ask(client: openai.OpenAI, messages: list[dict[str, str]], **extra: object):
@@ -183,21 +191,9 @@ def streaming_client(
     model_server: ModelServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[openai.OpenAI]:
     """Sentinel straight in front of the model server: the recording proxy does not stream."""
-    policy = Path(tmp_path_factory.mktemp("stream-policy")) / "guardrails.yaml"
-    policy.write_text(POLICY)
-    settings = Settings(
-        LLM_INFERENCE_URL=model_server.base_url,
-        LLM_TIMEOUT_SECONDS=120,
-        LLM_CONTEXT_WINDOW=4096,
-        OUTPUT_GUARDRAILS_ENABLED=True,
-        OUTPUT_GUARDRAILS_POLICY_PATH=str(policy),
-    )
-    with TestClient(create_app(settings)) as http:
-        indexed = http.post("/index", json={"index_name": "kb", "documents": DOCUMENTS})
-        assert indexed.status_code == 200, indexed.text
-        yield openai.OpenAI(
-            base_url="http://testserver/v1", api_key="x", http_client=http, max_retries=0
-        )
+    directory = tmp_path_factory.mktemp("stream-policy")
+    with sentinel_before(model_server.base_url, directory) as sentinel:
+        yield sentinel
 
 
 def test_a_streamed_rag_answer_is_checked_before_it_leaves(streaming_client) -> None:

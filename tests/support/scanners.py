@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sentinel_runtime.guardrails.scanners.base import ScannerType, ScanResult
+from sentinel_runtime.guardrails.streaming import StreamGuard
 
 
 def scanning(scanner: ScannerType) -> Callable[..., ScanResult]:
@@ -20,3 +21,16 @@ def scanning(scanner: ScannerType) -> Callable[..., ScanResult]:
 # SLOW_TEXT: the scanner times out (250 ms) and raises, so its failMode applies.
 SLOW_PATTERN = r"(?:abc|ab(?:c))+$"
 SLOW_TEXT = "abc" * 40 + "!"
+
+
+def stream(guard: StreamGuard, pieces: list[str]) -> tuple[str, str | None]:
+    """Feed ``pieces``; the concatenated releases and how the stream stopped."""
+    out: list[str] = []
+    for piece in pieces:
+        release = guard.feed(piece)
+        out.append(release.text)
+        if release.stop:
+            return "".join(out), release.stop
+    release = guard.finish()
+    out.append(release.text)
+    return "".join(out), release.stop
