@@ -3,7 +3,6 @@ scanner that can judge the text has seen it, and differs only where the docs say
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from sentinel_runtime.guardrails.streaming import (
     StreamGuard,
     regex_reach,
 )
-from support.scanners import SLOW_PATTERN, SLOW_TEXT, stream
+from support.scanners import SLOW_PATTERN, SLOW_TEXT, split, stream
 
 REDACT_POLICY = r"""
 action: redact
@@ -83,11 +82,6 @@ BLOCK = engine(BLOCK_POLICY)
 def unthrottled(policy: GuardrailsEngine, **options: int) -> StreamGuard:
     """A guard that scans at every step, however fast the test feeds it."""
     return StreamGuard(policy, min_interval=0, **options)
-
-
-def split(text: str, cuts: list[int]) -> list[str]:
-    bounds = [0, *sorted({c % (len(text) + 1) for c in cuts}), len(text)]
-    return [text[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
 
 @st.composite

@@ -4,7 +4,6 @@ and needles cut at every position across pieces are caught as the whole text cat
 
 from __future__ import annotations
 
-import itertools
 import logging
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from sentinel_runtime.guardrails.engine import GuardrailsEngine, build_engine
 from sentinel_runtime.guardrails.policy import parse_policy
 from sentinel_runtime.guardrails.state import default_policy_path
 from sentinel_runtime.guardrails.streaming import BLOCK_SEPARATOR, StreamGuard, whole_text_reasons
-from support.scanners import SLOW_PATTERN, SLOW_TEXT, stream
+from support.scanners import SLOW_PATTERN, SLOW_TEXT, split, stream
 
 NEEDLES = [
     "sk-ABCDEFGHIJKLMNOPQRST",
@@ -152,11 +151,6 @@ def assert_no_leak(policy: GuardrailsEngine, text: str, pieces: list[str]) -> No
         # These block policies redact nothing: what left is the answer's clean beginning.
         assert text.startswith(released)
         assert policy.scan(released).action is None
-
-
-def split(text: str, cuts: list[int]) -> list[str]:
-    bounds = [0, *sorted({c % (len(text) + 1) for c in cuts}), len(text)]
-    return [text[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
 
 @st.composite

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -34,3 +35,9 @@ def stream(guard: StreamGuard, pieces: list[str]) -> tuple[str, str | None]:
     release = guard.finish()
     out.append(release.text)
     return "".join(out), release.stop
+
+
+def split(text: str, cuts: list[int]) -> list[str]:
+    """``text`` cut at ``cuts`` (taken modulo its length), empty pieces left out."""
+    bounds = [0, *sorted({c % (len(text) + 1) for c in cuts}), len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds) if b > a]
