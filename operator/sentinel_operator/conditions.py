@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from sentinel_operator import crd
+
 READY = "Ready"
 POLICY_READY = "PolicyReady"
 STORAGE_READY = "StorageReady"
@@ -24,15 +26,18 @@ def now() -> str:
 def condition(
     type_: str, status: bool | None, reason: str, message: str, generation: int | None
 ) -> dict[str, Any]:
-    return {
+    """One condition in ``metav1.Condition``'s shape (the CRD enforces it: ``crd.Condition``);
+    ``reason`` is a CamelCase word, and an over-long message is cut to the schema's limit."""
+    made = {
         "type": type_,
         "status": "Unknown" if status is None else ("True" if status else "False"),
         "reason": reason,
         # Never empty: the 1.20 apiserver reads "" in a custom resource's status as null and
         # rejects the write (seen in tests/cluster/test_operator_resilience.py).
-        "message": message or reason,
-        "observedGeneration": generation,
+        "message": (message or reason)[: crd.CONDITION_MESSAGE_MAX],
     }
+    # Absent, not null: the schema has no nullable fields.
+    return made if generation is None else made | {"observedGeneration": generation}
 
 
 def merge(

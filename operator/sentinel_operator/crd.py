@@ -166,22 +166,58 @@ class PolicyStatus(_Model):
     skipped: list[SkippedScanner] | None = None
 
 
+# metav1.Condition's validation, so `kubectl` tools and libraries that read conditions
+# generically (kstatus, Argo CD health checks) see the shape they expect.
+CONDITION_TYPE_PATTERN = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+)
+CONDITION_REASON_PATTERN = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+CONDITION_MESSAGE_MAX = 32768
+
+
 class Condition(_Model):
-    type: str
+    type: str = Field(max_length=316, pattern=CONDITION_TYPE_PATTERN)
     status: Literal["True", "False", "Unknown"]
-    reason: str
-    message: str = ""
-    last_transition_time: str | None = None
-    observed_generation: int | None = None
+    reason: str = Field(min_length=1, max_length=1024, pattern=CONDITION_REASON_PATTERN)
+    message: str = Field(max_length=CONDITION_MESSAGE_MAX)
+    last_transition_time: str = Field(json_schema_extra={"format": "date-time"})
+    observed_generation: int | None = Field(
+        default=None, ge=0, json_schema_extra={"format": "int64"}
+    )
 
 
 class RAGEngineStatus(_Model):
     observed_generation: int | None = None
-    conditions: list[Condition] | None = None
+    conditions: list[Condition] | None = Field(
+        default=None,
+        json_schema_extra={
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["type"],
+        },
+    )
     endpoint: str | None = None
+    replicas: int | None = Field(
+        default=None,
+        ge=0,
+        description="Pods the runtime Deployment has (its status.replicas): the scale "
+        "subresource's current replicas, which a HorizontalPodAutoscaler reads.",
+    )
+    selector: str | None = Field(
+        default=None,
+        description="Label selector of the runtime pods, for the scale subresource.",
+    )
     ready_replicas: int | None = None
     policy: PolicyStatus | None = None
 
+
+# `kubectl scale rag NAME --replicas N` and a HorizontalPodAutoscaler write spec.replicas
+# through this; the operator fills the two status paths from the Deployment.
+SCALE = {
+    "specReplicasPath": ".spec.replicas",
+    "statusReplicasPath": ".status.replicas",
+    "labelSelectorPath": ".status.selector",
+}
 
 PRINTER_COLUMNS = [
     {
@@ -274,7 +310,7 @@ def crd_manifest() -> dict[str, Any]:
                     "name": VERSION,
                     "served": True,
                     "storage": True,
-                    "subresources": {"status": {}},
+                    "subresources": {"status": {}, "scale": SCALE},
                     "additionalPrinterColumns": PRINTER_COLUMNS,
                     "schema": {
                         "openAPIV3Schema": {

@@ -1,7 +1,9 @@
 """kopf handlers: thin wiring from Kubernetes events to ``reconcile`` (create, update,
 resume and a resync timer share one function), plus the watches that keep status honest:
-owned Deployments for readiness, ConfigMaps for policy edits. No deletion handler: owned
-objects go by garbage collection and the copied policy ConfigMap stays, so no finalizer."""
+owned Deployments for readiness, and the policy ConfigMaps engines use for policy edits
+(``sentinel_policy_users`` indexes them; other ConfigMaps never reach a handler). No deletion
+handler: owned objects go by garbage collection and the copied policy ConfigMap stays, so no
+finalizer."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import logging
 from typing import Any
 
 import kopf
+from pydantic import ValidationError
 
 from sentinel_operator import crd, k8s, manifests, metrics, reconcile
 from sentinel_operator.config import OperatorSettings
@@ -70,16 +73,36 @@ def sentinel_deployment_watch(event: dict[str, Any], body: kopf.Body, **_: Any) 
     reconcile.refresh_rollout(namespace, owner, dict(body))
 
 
-@kopf.on.event("", "v1", "configmaps")
-def sentinel_policy_watch(body: kopf.Body, **_: Any) -> None:
-    name, namespace = body["metadata"]["name"], body["metadata"]["namespace"]
-    for engine in k8s.list_engines(namespace):
-        if (engine.get("status") or {}).get("observedGeneration") is None:
-            continue  # not reconciled yet: its first reconcile judges the policy anyway
-        spec = crd.RAGEngineSpec.model_validate(engine.get("spec") or {})
-        probe = manifests.Engine(engine["metadata"]["name"], namespace, "", spec, "")
-        if probe.policy_config_map == name:
-            reconcile.refresh_policy(namespace, probe.name, engine, SETTINGS)
+@kopf.index(*RESOURCE)
+def sentinel_policy_users(
+    name: str, namespace: str, spec: kopf.Spec, **_: Any
+) -> dict[tuple[str, str], str]:
+    """(namespace, ConfigMap) -> the engines whose policy it is: the referenced ConfigMap or
+    the namespace's copy of the template. Kept by kopf from the RAGEngine watch."""
+    try:
+        parsed = crd.RAGEngineSpec.model_validate(dict(spec))
+    except ValidationError:
+        return {}  # an invalid engine uses no policy until it is fixed
+    policy = manifests.Engine(name, namespace, "", parsed, "").policy_config_map
+    return {} if policy is None else {(namespace, policy): name}
+
+
+def _used_policy(name: str, namespace: str, sentinel_policy_users: kopf.Index, **_: Any) -> bool:
+    return (namespace, name) in sentinel_policy_users
+
+
+# Every ConfigMap in the watched namespaces still streams in (no label can single out a
+# user's referenced ConfigMap), but only those an engine uses reach the handler.
+@kopf.on.event("", "v1", "configmaps", when=_used_policy)
+def sentinel_policy_watch(
+    name: str, namespace: str, sentinel_policy_users: kopf.Index, **_: Any
+) -> None:
+    metrics.POLICY_EVENTS.inc()
+    for engine_name in sentinel_policy_users.get((namespace, name), []):
+        engine = k8s.read_engine(namespace, engine_name)
+        if engine is None or (engine.get("status") or {}).get("observedGeneration") is None:
+            continue  # gone, or not reconciled yet: its first reconcile judges the policy anyway
+        reconcile.refresh_policy(namespace, engine_name, engine, SETTINGS)
 
 
 def _owner(body: kopf.Body) -> str | None:

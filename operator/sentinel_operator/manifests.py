@@ -154,6 +154,11 @@ def selector(engine: Engine) -> dict[str, str]:
     return {ENGINE_LABEL: engine.name}
 
 
+def selector_text(engine: Engine) -> str:
+    """``selector`` as a label-selector string: ``status.selector`` for the scale subresource."""
+    return ",".join(f"{key}={value}" for key, value in sorted(selector(engine).items()))
+
+
 def owner_reference(engine: Engine) -> dict[str, Any]:
     return {
         "apiVersion": f"{crd.GROUP}/{crd.VERSION}",

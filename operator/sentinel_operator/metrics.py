@@ -39,3 +39,8 @@ ENGINES = Gauge(
 )
 for _result in ("success", "error", "invalid_spec"):
     RECONCILES.labels(_result)
+POLICY_EVENTS = Counter(
+    "sentinel_operator_policy_events",
+    "ConfigMap events the policy watch handled (only policy ConfigMaps engines use).",
+    registry=REGISTRY,
+)

@@ -149,6 +149,8 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
             "observedGeneration": generation,
             "conditions": merged,
             "endpoint": engine.endpoint,
+            "replicas": rollout.replicas(deployment),
+            "selector": manifests.selector_text(engine),
             "readyReplicas": ready_replicas,
         }
         # Absent, not null: the status schema has no nullable fields.
@@ -181,7 +183,12 @@ def refresh_rollout(namespace: str, name: str, deployment: dict[str, Any] | None
         deployment_condition, ready_replicas = rollout.deployment_condition(deployment, generation)
         merged = conditions.merge(old.get("conditions"), [deployment_condition], conditions.now())
         merged = conditions.merge(merged, [conditions.ready(merged, generation)], conditions.now())
-        return {**old, "conditions": merged, "readyReplicas": ready_replicas}
+        return {
+            **old,
+            "conditions": merged,
+            "replicas": rollout.replicas(deployment),
+            "readyReplicas": ready_replicas,
+        }
 
     k8s.update_status(namespace, name, mutate)
 

@@ -1,4 +1,5 @@
-"""Read an owned Deployment's status into DeploymentReady and readyReplicas (pure)."""
+"""Read an owned Deployment's status into DeploymentReady, readyReplicas and the scale
+subresource's current replicas (pure)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,10 @@ def deployment_condition(
         conditions.condition(conditions.DEPLOYMENT_READY, status_, reason, message, generation),
         ready,
     )
+
+
+def replicas(deployment: dict[str, Any] | None) -> int:
+    """``status.replicas``: the pods the Deployment has, ready or not, as its own scale
+    subresource reports them. Not the ready count: an autoscaler reading 0 during a rollout
+    would stop scaling (it treats a target at 0 replicas as switched off)."""
+    return int(((deployment or {}).get("status") or {}).get("replicas") or 0)

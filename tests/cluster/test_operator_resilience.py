@@ -31,7 +31,7 @@ def _conflict(k8s_namespace: str) -> None:
             status["conditions"] = conditions.merge(
                 status.get("conditions"),
                 [conditions.condition("OtherWriter", True, "Wrote", "other", 1)],
-                "t1",
+                "2024-01-01T00:00:01Z",
             )
             engine["status"] = status
             api.replace_namespaced_custom_object_status(
@@ -42,7 +42,7 @@ def _conflict(k8s_namespace: str) -> None:
             "conditions": conditions.merge(
                 old.get("conditions"),
                 [conditions.condition("ThisWriter", True, "Wrote", "this", 1)],
-                "t2",
+                "2024-01-01T00:00:02Z",
             ),
         }
 

@@ -70,7 +70,37 @@ def test_printer_columns_and_names() -> None:
     ]
     names = crd.crd_manifest()["spec"]["names"]
     assert names["shortNames"] == ["rag"] and names["plural"] == "ragengines"
-    assert version["subresources"] == {"status": {}}
+    assert version["subresources"] == {
+        "status": {},
+        "scale": {
+            "specReplicasPath": ".spec.replicas",
+            "statusReplicasPath": ".status.replicas",
+            "labelSelectorPath": ".status.selector",
+        },
+    }
+
+
+def test_conditions_are_as_strict_as_metav1_condition() -> None:
+    status = crd.crd_manifest()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"][
+        "status"
+    ]["properties"]
+    conditions = status["conditions"]
+    assert conditions["x-kubernetes-list-type"] == "map"
+    assert conditions["x-kubernetes-list-map-keys"] == ["type"]
+    item = conditions["items"]
+    assert set(item["required"]) == {"type", "status", "reason", "message", "lastTransitionTime"}
+    fields = item["properties"]
+    assert fields["status"]["enum"] == ["True", "False", "Unknown"]
+    assert fields["lastTransitionTime"]["format"] == "date-time"
+    assert fields["reason"] | {} == {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 1024,
+        "pattern": r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$",
+    }
+    assert fields["message"]["maxLength"] == 32768
+    assert fields["observedGeneration"] == {"type": "integer", "format": "int64", "minimum": 0}
+    assert fields["type"]["maxLength"] == 316
 
 
 KAITO_SAMPLE = """

@@ -148,3 +148,70 @@ def test_storage_ready(spec: dict, reason: str, words: str) -> None:
     condition = storage_status.storage_condition(_engine(spec), 1)
     assert (condition["status"], condition["reason"]) == ("True", reason)
     assert words in condition["message"]
+
+
+def _every_condition() -> list[dict]:
+    """A condition from each producer and each of its outcomes, as the operator writes them."""
+    stalled = _deployment(2, 0, 0)
+    stalled["status"]["conditions"] = [
+        {"type": "Progressing", "reason": "ProgressDeadlineExceeded", "message": "stuck"}
+    ]
+    deployments = [None, _deployment(2, 2, 2), _deployment(2, 1, 2), stalled]
+    deployments += [_deployment(2, 2, 2, 3, 2), _deployment(0, 0, 0)]
+    judgements = [
+        policy_status.judge(None, None, found=False),
+        policy_status.judge("p", None, found=False),
+        policy_status.judge("p", {}, found=True),
+        policy_status.judge("p", {"guardrails.yaml": "scanners: ["}, found=True),
+        policy_status.judge("p", {"guardrails.yaml": "scanners: [{type: nope}]"}, found=True),
+        policy_status.judge("p", {"guardrails.yaml": GOOD}, found=True),
+    ]
+    storage = [{"replicas": 3}, {}, {"storage": {"vectorDB": {"engine": "milvus", "url": "u"}}}]
+    made = [rollout.deployment_condition(d, 1)[0] for d in deployments]
+    made += [j.condition for j in judgements]
+    made += [storage_status.storage_condition(_engine(s), 1) for s in storage]
+    # The reasons reconcile writes itself (InvalidSpec, TemplateNotFound, ServiceApplied).
+    made += [
+        conditions.condition("Ready", False, "InvalidSpec", "spec.replicas: too big", 1),
+        conditions.condition("PolicyReady", False, "TemplateNotFound", "not found", 1),
+        conditions.condition("ServiceReady", True, "ServiceApplied", "ClusterIP", 1),
+    ]
+    ready = [conditions.ready([c], 1) for c in made] + [conditions.ready([], 1)]
+    return conditions.merge([], made + ready, conditions.now()) + made + ready
+
+
+def test_every_condition_the_operator_writes_fits_the_metav1_schema() -> None:
+    written = _every_condition()
+    reasons = {c["reason"] for c in written}
+    assert len(reasons) >= 15  # the producers above really ran through their outcomes
+    for made in written:
+        crd.Condition.model_validate({"lastTransitionTime": conditions.now(), **made})
+        assert made.get("observedGeneration", 0) is not None
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        pytest.param("Spec Invalid", id="space"),
+        pytest.param("1Bad", id="leading-digit"),
+        pytest.param("Bad:", id="trailing-colon"),
+        pytest.param("", id="empty"),
+    ],
+)
+def test_reasons_outside_the_metav1_pattern_are_refused(reason: str) -> None:
+    with pytest.raises(ValueError):
+        crd.Condition.model_validate(
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": reason,
+                "message": "m",
+                "lastTransitionTime": conditions.now(),
+            }
+        )
+
+
+def test_long_messages_are_cut_to_the_schema_limit_and_no_generation_is_no_key() -> None:
+    made = conditions.condition("PolicyReady", False, "PolicyInvalid", "x" * 40000, None)
+    assert len(made["message"]) == crd.CONDITION_MESSAGE_MAX
+    assert "observedGeneration" not in made
