@@ -29,12 +29,24 @@ class _Model(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
 
+class LabelSelectorRequirement(_Model):
+    key: str = Field(min_length=1, description="Node label key.")
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: list[str] | None = Field(default=None, description="For In and NotIn.")
+
+
 class LabelSelector(_Model):
+    """KAITO's node selector: matchLabels and matchExpressions, both required of a node."""
+
     match_labels: dict[str, str] | None = Field(default=None, description="Node labels to require.")
+    match_expressions: list[LabelSelectorRequirement] | None = Field(
+        default=None, description="Node label requirements (KAITO's form), as node affinity."
+    )
 
 
 class ComputeSpec(_Model):
-    """KAITO's compute block; only labelSelector.matchLabels is used, as a nodeSelector."""
+    """KAITO's compute block; only labelSelector is used: matchLabels as a nodeSelector,
+    matchExpressions as required node affinity."""
 
     model_config = ConfigDict(json_schema_extra={"x-kubernetes-preserve-unknown-fields": True})
 

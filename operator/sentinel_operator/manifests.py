@@ -346,8 +346,19 @@ def deployment(engine: Engine) -> dict[str, Any]:
         "volumes": volumes,
     }
     compute = engine.spec.compute
-    if compute and compute.label_selector and compute.label_selector.match_labels:
-        pod_spec["nodeSelector"] = dict(compute.label_selector.match_labels)
+    nodes = compute.label_selector if compute else None
+    if nodes and nodes.match_labels:
+        pod_spec["nodeSelector"] = dict(nodes.match_labels)
+    if nodes and nodes.match_expressions:
+        # A node must meet every expression: one term holds them all (terms are ORed).
+        term = {
+            "matchExpressions": [e.model_dump(exclude_none=True) for e in nodes.match_expressions]
+        }
+        pod_spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+            }
+        }
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",

@@ -334,3 +334,21 @@ def test_kubectl_apply_of_the_minimal_sample(cluster, operator, k8s_namespace: s
     assert condition(engine, "PolicyReady")["reason"] == "PolicyValid"
     deployment = client.AppsV1Api().read_namespaced_deployment("ragengine-minimal", k8s_namespace)
     assert deployment.spec.template.spec.containers[0].readiness_probe.http_get.path == "/ready"
+
+
+def test_kaito_match_expressions_reach_the_deployment_as_node_affinity(
+    operator, k8s_namespace: str
+) -> None:
+    expressions = [{"key": "apps", "operator": "In", "values": ["ragengine-example"]}]
+    create_engine(
+        k8s_namespace, "picky", {"compute": {"labelSelector": {"matchExpressions": expressions}}}
+    )
+    deployment = wait_for(
+        lambda: client.AppsV1Api().read_namespaced_deployment("picky", k8s_namespace),
+        what="deployment",
+    )
+    required = deployment.spec.template.spec.affinity.node_affinity
+    term = required.required_during_scheduling_ignored_during_execution.node_selector_terms[0]
+    assert [(e.key, e.operator, e.values) for e in term.match_expressions] == [
+        ("apps", "In", ["ragengine-example"])
+    ]

@@ -125,6 +125,14 @@ CHANGES = [
     pytest.param(
         {"compute": {"labelSelector": {"matchLabels": {"pool": "rag"}}}}, id="node-selector"
     ),
+    pytest.param(
+        {
+            "compute": {
+                "labelSelector": {"matchExpressions": [{"key": "pool", "operator": "Exists"}]}
+            }
+        },
+        id="node-affinity",
+    ),
 ]
 
 
@@ -262,3 +270,18 @@ def test_replicas_beyond_one_need_a_shared_store(
     made = engine(spec)
     assert manifests.deployment(made)["spec"]["replicas"] == replicas
     assert (made.storage_problem is not None) is problem
+
+
+def test_kaito_match_expressions_become_required_node_affinity() -> None:
+    expressions = [
+        {"key": "apps", "operator": "In", "values": ["ragengine-example"]},
+        {"key": "gpu", "operator": "DoesNotExist"},
+    ]
+    selector = {"matchLabels": {"pool": "rag"}, "matchExpressions": expressions}
+    pod = manifests.deployment(engine(BASE | {"compute": {"labelSelector": selector}}))["spec"][
+        "template"
+    ]["spec"]
+    assert pod["nodeSelector"] == {"pool": "rag"}
+    required = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    # One term: a node must meet every expression (separate terms would be ORed).
+    assert required == {"nodeSelectorTerms": [{"matchExpressions": expressions}]}
