@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -53,6 +54,53 @@ def test_policy_check_lists_active_and_skipped_scanners(tmp_path: Path) -> None:
     report = json.loads(run("policy", "check", "--json", str(path)).stdout)
     assert [s["type"] for s in report["activeScanners"]] == ["regex", "token_limit"]
     assert {s["index"] for s in report["skipped"]} == {1, 2}
+
+
+LLM_GUARD_INSTALLED = importlib.util.find_spec("llm_guard") is not None
+
+
+@pytest.mark.skipif(LLM_GUARD_INSTALLED, reason="needs an environment without the llm-guard extra")
+@pytest.mark.parametrize(
+    ("others", "active"),
+    [
+        pytest.param("", 0, id="alone"),
+        pytest.param("  - type: regex\n    patterns: ['x+']\n", 1, id="beside-a-working-scanner"),
+    ],
+)
+def test_policy_check_fails_when_a_configured_scanner_cannot_be_built(
+    tmp_path: Path, others: str, active: int
+) -> None:
+    path = tmp_path / "guardrails.yaml"
+    path.write_text(
+        f"scanners:\n{others}  - type: llm_guard\n    action: block\n    scanner: Toxicity\n",
+        encoding="utf-8",
+    )
+    result = run("policy", "check", str(path))
+    out = result.stdout.decode()
+    assert result.returncode == 1, out
+    assert f"active scanners: {active}" in out
+    assert "llm-guard is not installed: pip install 'sentinel-rag[llm-guard]'" in out
+    assert "error: 1 configured scanner(s) cannot run here" in out
+    assert "no active scanners" not in out
+    report = run("policy", "check", "--json", str(path))
+    assert report.returncode == 1
+    assert json.loads(report.stdout)["skipped"][0]["reason"].startswith("build failed: llm-guard")
+
+
+def test_policy_check_fails_when_every_configured_scanner_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "guardrails.yaml"
+    path.write_text("scanners:\n  - type: telepathy\n  - type: regex\n", encoding="utf-8")
+    result = run("policy", "check", str(path))
+    assert result.returncode == 1
+    assert "error: no configured scanner is active" in result.stdout.decode()
+
+
+def test_policy_check_of_an_empty_scanner_list_warns_and_passes(tmp_path: Path) -> None:
+    path = tmp_path / "guardrails.yaml"
+    path.write_text("scanners: []\n", encoding="utf-8")
+    result = run("policy", "check", str(path))
+    assert result.returncode == 0
+    assert "warning: no active scanners" in result.stdout.decode()
 
 
 @pytest.mark.parametrize(

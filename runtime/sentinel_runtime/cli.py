@@ -180,7 +180,14 @@ def _policy_check(args: argparse.Namespace) -> int:
             for d in parsed.diagnostics:
                 fields = " ".join(f"{k}={v}" for k, v in d.fields.items())
                 print(f"  {d.event} {fields}")
-        if not active:
+        if engine.build_failures:
+            print(
+                f"error: {len(engine.build_failures)} configured scanner(s) cannot run here; "
+                "the runtime would serve without them"
+            )
+        elif not active and skipped:
+            print("error: no configured scanner is active: every answer would pass unchanged")
+        elif not active:
             print("warning: no active scanners: every answer passes unchanged")
         if whole_reasons:
             print("streaming: held whole, nothing is sent before the answer ends, because")
@@ -198,6 +205,10 @@ def _policy_check(args: argparse.Namespace) -> int:
             print(f"tools: {tools['rules']} rule clauses, guarded tools: {tools['guarded']}")
     if tools is not None and "problems" in tools:
         return EXIT_ERROR  # the runtime would reject the section (and keep the previous one)
+    if engine.build_failures or (skipped and not active):
+        # A scanner that cannot be built here (llm_guard without its extra) or a policy whose
+        # every scanner was skipped guards less than it says: as unusable as a broken file.
+        return EXIT_ERROR
     if args.strict and (skipped or parsed.diagnostics):
         return EXIT_STRICT
     return EXIT_OK
@@ -355,7 +366,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     policy = commands.add_parser("policy", help="inspect guardrails policies")
     policy_commands = policy.add_subparsers(dest="policy_command", required=True, metavar="ACTION")
-    check = policy_commands.add_parser("check", help="show active and skipped scanners")
+    check = policy_commands.add_parser(
+        "check",
+        help=f"show active and skipped scanners; exit {EXIT_ERROR} if a configured scanner "
+        "cannot be built or none is active",
+    )
     check.add_argument("file", help="path of a guardrails.yaml")
     check.add_argument("--json", action="store_true", help="machine-readable output")
     check.add_argument(

@@ -28,6 +28,8 @@ NEEDLES = [
     "555-123-4567",
     "4111 1111 1111 1111",
     "10.0.0.12",
+    "2001:db8::8a2e:370:7334",
+    "::ffff:192.0.2.1",
     "AKIAIOSFODNN7EXAMPLE",
     "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",
     'password = "hunter2hunter2"',
@@ -36,8 +38,12 @@ NEEDLES = [
     "30 days",
     '{"a": 1}',
 ]
+# The last four look like IPv6 pieces and are not (a time, C++ scope, hex word, bare "::").
 FILLER = st.sampled_from(
-    ["the", "refund", "policy", "is", "30", "days,", "and", "call", "me.", "ok", "\n", "(see)"]
+    [
+        *("the", "refund", "policy", "is", "30", "days,", "and", "call", "me.", "ok", "\n"),
+        *("(see)", "10:30:00", "std::vector", "cafe", "::"),
+    ]
 )
 BANNED = "substrings: ['Do Not Distribute', 'top secret']"
 
@@ -179,6 +185,8 @@ CUT_NEEDLES = [
     pytest.param(DEFAULT, "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", id="github-token"),
     pytest.param(DEFAULT, "bob.smith+news@mail.example.co.uk", id="email"),
     pytest.param(DEFAULT, "4111 1111 1111 1111", id="card"),
+    pytest.param(DEFAULT, "2001:db8::8a2e:370:7334", id="ipv6"),
+    pytest.param(DEFAULT, "::ffff:192.0.2.1", id="ipv6-mapped"),
     pytest.param(DEFAULT, "Bearer abcdefghijklmnopqrstuvwxyz012345", id="bearer"),
     pytest.param(ENGINES["ban-word-redact"], "Do Not Distribute", id="banned-phrase"),
     pytest.param(ENGINES["ban-case-sensitive-block"], "top secret", id="banned-block"),

@@ -74,6 +74,51 @@ def test_repairs_broken_json(broken: str, repaired: str) -> None:
     json.loads(repaired)
 
 
+# Repairs json-repair makes that the hand-written repair did not (it blocked these).
+@pytest.mark.parametrize(
+    ("broken", "repaired"),
+    [
+        pytest.param('{"a": 1 "b": 2}', '{"a": 1, "b": 2}', id="missing-comma"),
+        pytest.param("{a: 1, b: 'x'}", '{"a": 1, "b": "x"}', id="unquoted-keys"),
+        pytest.param('{"a": 1, /* */ "b": 2}', '{"a": 1, "b": 2}', id="empty-comment"),
+        pytest.param('{"note": "line\nbreak",}', '{"note": "line\\nbreak"}', id="raw-newline"),
+        pytest.param('{"a": "x""b": 2}', '{"a": "x", "b": 2}', id="adjacent-strings"),
+        pytest.param('{"key": "unfinished', '{"key": "unfinished"}', id="unclosed-string"),
+    ],
+)
+def test_repairs_what_json_repair_repairs(broken: str, repaired: str) -> None:
+    assert scan(f"Data: {broken}") == ScanResult(f"Data: {repaired}", False, 1.0)
+
+
+def test_kaito_example_is_accepted_after_repair() -> None:
+    # KAITO (through llm-guard and json-repair) delivers this repaired rather than blocking.
+    result = scan('{"a": 1, "b": 2')
+    assert result.text == '{"a": 1, "b": 2}'
+    assert json.loads(result.text) == {"a": 1, "b": 2}
+
+
+def test_repair_keeps_non_ascii_text_as_written() -> None:
+    assert scan('{"name": "José", "city": "Zürich",}').text == (
+        '{"name": "José", "city": "Zürich"}'
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("Use {curly braces} for templates.", id="prose-in-braces"),
+        pytest.param("Nested {{}} placeholders", id="double-braces"),
+        pytest.param("{" * 3000, id="nesting-beyond-the-repair-depth"),
+        pytest.param('{"a": 1, "b"}', id="dropped-key"),
+        pytest.param('{"a": 1, // the count\n"b": 2}', id="dropped-comment"),
+    ],
+)
+def test_a_repair_that_is_not_an_object_or_drops_words_is_not_a_repair(text: str) -> None:
+    # json-repair makes ["curly braces}"] (0.64) or {} (0.44) of the first: prose, not an
+    # object; a repair that drops words of the block loses data.
+    assert scan(text) == ScanResult(text, False, 1.0)
+
+
 def test_repair_does_not_rewrite_string_contents() -> None:
     broken = '{"title": "True story, None of it,}", "tags": ["a",],}'
     result = scan(broken)

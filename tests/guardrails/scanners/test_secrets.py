@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from pydantic import ValidationError
 from sentinel_runtime.guardrails.engine import build_engine
 from sentinel_runtime.guardrails.policy import parse_policy
 from sentinel_runtime.guardrails.scanners import REGISTRY
+from sentinel_runtime.guardrails.scanners import secrets as secrets_module
 from sentinel_runtime.guardrails.scanners.base import ScanResult
 from sentinel_runtime.guardrails.scanners.secrets import (
     SCANNER,
@@ -209,3 +212,32 @@ def test_importing_the_registry_does_not_load_detect_secrets() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_only_public_detect_secrets_names_are_used() -> None:
+    # The `<1.6` pin guarded calls of scan._scan_line and _is_filtered_out; with public names
+    # only, an upgrade that changes behaviour shows in test_secrets_equivalence instead.
+    tree = ast.parse(Path(secrets_module.__file__).read_text(encoding="utf-8"))
+    bound: set[str] = set()
+    private: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("detect_secrets"):
+            parts = [*node.module.split("."), *(alias.name for alias in node.names)]
+            private += [p for p in parts if p.startswith("_")]
+            bound |= {alias.asname or alias.name for alias in node.names}
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("detect_secrets"):
+                    private += [p for p in alias.name.split(".") if p.startswith("_")]
+                    bound.add(alias.asname or alias.name.split(".")[0])
+    assert "get_filters_with_parameter" in bound  # the walk does see the imports
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in bound
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            private.append(f"{node.value.id}.{node.attr}")
+    assert private == []

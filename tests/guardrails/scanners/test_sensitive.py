@@ -1,4 +1,4 @@
-"""``sensitive`` scanner: email, phone, Luhn-checked credit card and IPv4 placeholders."""
+"""``sensitive`` scanner: email, phone, Luhn-checked credit card and IP address placeholders."""
 
 from __future__ import annotations
 
@@ -95,6 +95,67 @@ def test_timestamps_and_isbns_are_not_phone_numbers(text: str) -> None:
 )
 def test_phone_shapes_are_redacted_whole(text: str, expected: str) -> None:
     assert scan(text).text == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "Host 2001:0db8:85a3:0000:0000:8a2e:0370:7334 is up",
+            "Host <IP_ADDRESS> is up",
+            id="ipv6-full",
+        ),
+        pytest.param("Host 2001:db8::8a2e:370:7334.", "Host <IP_ADDRESS>.", id="ipv6-compressed"),
+        pytest.param("Gateway FE80::1FF:FE23:4567:890A", "Gateway <IP_ADDRESS>", id="ipv6-upper"),
+        pytest.param("Loopback ::1 only", "Loopback <IP_ADDRESS> only", id="ipv6-loopback"),
+        pytest.param("Prefix 2001:db8:: here", "Prefix <IP_ADDRESS> here", id="ipv6-trailing-gap"),
+        pytest.param("Mapped ::ffff:192.0.2.128.", "Mapped <IP_ADDRESS>.", id="ipv6-ipv4-mapped"),
+        pytest.param("Mapped ::ffff:c000:280", "Mapped <IP_ADDRESS>", id="ipv6-mapped-hex"),
+        pytest.param(
+            "URL http://[2001:db8::1]:8080/", "URL http://[<IP_ADDRESS>]:8080/", id="ipv6-url"
+        ),
+        pytest.param("Net 2001:db8::/32", "Net <IP_ADDRESS>/32", id="ipv6-cidr"),
+        pytest.param("Link fe80::1%eth0", "Link <IP_ADDRESS>%eth0", id="ipv6-zone-kept"),
+        pytest.param(
+            "Use fe80::1: it is local", "Use <IP_ADDRESS>: it is local", id="ipv6-colon-after"
+        ),
+        pytest.param("(2001:db8::1, 2001:db8::2)", "(<IP_ADDRESS>, <IP_ADDRESS>)", id="ipv6-two"),
+    ],
+)
+def test_ipv6_addresses_are_replaced(text: str, expected: str) -> None:
+    assert scan(text, detectors=["ip_address"]) == ScanResult(expected, False, 1.0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("Meet at 10:30:00 UTC", id="time"),
+        pytest.param("Stamp 2024-01-15T10:30:00.123Z", id="iso-datetime-fraction"),
+        pytest.param("Run 12:00:00.000 done", id="time-with-millis"),
+        pytest.param("Ratio 1:2:3 holds", id="ratio"),
+        pytest.param("NIC 00:1A:2B:3C:4D:5E", id="mac-address"),
+        pytest.param("EUI 00:1a:2b:ff:fe:3c:4d:5e", id="eui-64-bytes"),
+        pytest.param("SSH 43:51:43:a1:b5:fc:8b:b7:0a:3a:a9:b1:0f:66:73:a8", id="md5-fingerprint"),
+        pytest.param(
+            "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            id="hex-hash",
+        ),
+        pytest.param("std::vector<int> v = ab::cd(); dead::beef", id="cpp-scopes"),
+        pytest.param("The :: operator and a::b", id="bare-double-colon"),
+        pytest.param("Bad 1::2::3 twice", id="two-gaps"),
+        pytest.param("Too many 1:2:3:4:5:6:7:8:9", id="nine-groups"),
+        pytest.param("Group 12345::1 too long", id="five-digit-group"),
+        pytest.param("Host 2001:db8::1.example", id="inside-a-hostname"),
+    ],
+)
+def test_ipv6_look_alikes_are_clean(text: str) -> None:
+    assert scan(text) == ScanResult(text, True, -1.0)
+
+
+def test_ipv6_in_a_long_colon_run_costs_one_pass() -> None:
+    # Not an address, and no backtracking over the run: a quadratic pattern took seconds.
+    text = "a:" * 50_000 + "z"
+    assert scan(text).valid
 
 
 def test_luhn_check() -> None:

@@ -6,26 +6,31 @@ candidate that does not parse (and cannot be repaired when ``repair`` is on), or
 than ``required_elements`` valid blocks. With ``repair``, a redact hit returns the text
 with broken blocks replaced by their repaired form; text without JSON and with
 ``required_elements: 0`` is valid.
+
+Repair is json-repair's, the library llm-guard's own JSON scanner delegates to (quotes,
+Python literals, trailing or missing commas, comments, unquoted keys, missing closers).
+A repair counts only when it yields a JSON object, as the candidate was one, and keeps every
+word of the block: json-repair makes ``["curly braces}"]`` of "{curly braces}" (0.64) or
+``{}`` (0.44, the version llm-guard pins), and ``{"a": 1}`` of ``{"a": 1, "b"}``; each of
+those is prose or lost data, not a repair, so the block stays a hit for the action.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+import json_repair
 from pydantic import Field
 
 from sentinel_runtime.guardrails.scanners.base import ScannerParams, ScannerType, ScanResult
 
 _CLOSERS = {"{": "}", "[": "]"}
-# Each of these first matches a whole double-quoted string, kept as it is, so a repair
-# never rewrites text inside string values ("True story", "a,}").
-_DOUBLE_QUOTED = r'"(?:[^"\\]|\\.)*"'
-_TRAILING_COMMA = re.compile(rf"({_DOUBLE_QUOTED})|,\s*([}}\]])")
-_PY_LITERALS = re.compile(rf"({_DOUBLE_QUOTED})|\b(True|False|None)\b")
+_WORD = re.compile(r"\w+")
+# Python's literals are JSON's after a repair; the guard on dropped words reads them so.
 _LITERALS = {"True": "true", "False": "false", "None": "null"}
-_SINGLE_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
 
 
 class JsonParams(ScannerParams):
@@ -36,8 +41,9 @@ class JsonParams(ScannerParams):
         return self.repair
 
 
-def _walk(text: str) -> tuple[list[tuple[int, int]], list[str]]:
-    """One string-aware pass: spans of top-level objects, and brackets left open at the end."""
+def candidates(text: str) -> list[tuple[int, int]]:
+    """Spans of top-level ``{...}`` blocks, found in one string-aware pass; an object left
+    open at the end of the text is a candidate too."""
     spans: list[tuple[int, int]] = []
     stack: list[str] = []
     start = 0
@@ -62,13 +68,8 @@ def _walk(text: str) -> tuple[list[tuple[int, int]], list[str]]:
             if not stack:
                 spans.append((start, index + 1))
     if stack:
-        spans.append((start, len(text)))  # an unterminated object is a candidate too
-    return spans, stack
-
-
-def candidates(text: str) -> list[tuple[int, int]]:
-    """Spans of top-level ``{...}`` blocks."""
-    return _walk(text)[0]
+        spans.append((start, len(text)))
+    return spans
 
 
 def _parses(block: str) -> bool:
@@ -79,19 +80,42 @@ def _parses(block: str) -> bool:
     return True
 
 
-def _drop_comma(m: re.Match[str]) -> str:
-    return m[1] or m[2]
+def _strings(value: object) -> Iterator[str]:
+    """Every key and string in a parsed JSON value."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, str):
+        yield value
+
+
+def _words(text: str) -> set[str]:
+    return {_LITERALS.get(word, word) for word in _WORD.findall(text)}
 
 
 def repair(block: str) -> str | None:
-    """A conservative repair: quotes, Python literals, trailing commas, missing closers."""
-    fixed = _SINGLE_QUOTED.sub(lambda m: json.dumps(m.group(1)), block)
-    fixed = _PY_LITERALS.sub(lambda m: m[1] or _LITERALS[m[2]], fixed)
-    fixed = _TRAILING_COMMA.sub(_drop_comma, fixed)
-    missing = [_CLOSERS[c] for c in _walk(fixed)[1]]
-    closed = fixed.rstrip().rstrip(",") + "".join(reversed(missing))
-    fixed = _TRAILING_COMMA.sub(_drop_comma, closed)
-    return fixed if _parses(fixed) else None
+    """json-repair's repair of a broken ``{...}`` block; None unless it is a JSON object
+    that keeps every word of the block."""
+    try:
+        # Non-ASCII stays as written: "José", not "Jos\u00e9".
+        fixed = json_repair.repair_json(block, skip_json_loads=True, ensure_ascii=False)
+    except (ValueError, RecursionError):  # nesting deeper than its parser goes
+        return None
+    if not isinstance(fixed, str):
+        return None
+    try:
+        value = json.loads(fixed)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    # Words of keys and strings as parsed (escapes undone), and of the text (numbers).
+    kept = _words(fixed).union(*(_words(text) for text in _strings(value)))
+    return fixed if _words(block) <= kept else None
 
 
 @dataclass(frozen=True)

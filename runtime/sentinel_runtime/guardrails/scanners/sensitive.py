@@ -1,8 +1,16 @@
-"""``sensitive`` scanner: email, phone, credit card and IPv4 patterns (docs/contracts.md).
+"""``sensitive`` scanner: email, phone, credit card and IP address patterns (docs/contracts.md).
 
 Matches are replaced with ``<EMAIL>``, ``<PHONE>``, ``<CREDIT_CARD>`` and ``<IP_ADDRESS>``
 as KAITO does. Card numbers must pass the Luhn check; phone numbers need 10 to 15 digits
 with a separator or a leading ``+``, and ISO dates, times and ISBN-13s are left alone.
+
+``ip_address`` finds IPv4 and IPv6 (full, compressed with ``::``, IPv4-mapped like
+``::ffff:192.0.2.1``), each candidate validated by the standard library's ``ipaddress``, so
+times ("10:30:00"), versions and ratios are not addresses. Also left alone, by choice:
+colon-separated bytes (MAC addresses never parse; an EUI-64 written as eight two-digit
+groups would, and is a hardware address, not an IP), and IPv6 written without a single
+digit ("::" alone, ``ab::cd`` or ``dead::beef``), which in answers is code far more often
+than an address. A zone (``%eth0``) stays after the placeholder.
 """
 
 from __future__ import annotations
@@ -39,7 +47,12 @@ _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TIME_AFTER = re.compile(r":\d")
 _CARD = re.compile(r"\d(?<![\d-]\d)(?:[ -]?\d){12,18}(?![\d-])")
 _IPV4 = re.compile(r"\d(?<![\d.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?!\.?\d)")
+# A whole run of hex digits, colons and dots (an IPv4-mapped address ends in dots) that no
+# word, colon or dot touches. Possessive, so a long run costs one pass, never a backtrack;
+# which part of it is an address is decided in code (``_ipv6s``).
+_IPV6 = re.compile(r"[0-9A-Fa-f:](?<![\w:.][0-9A-Fa-f:])[0-9A-Fa-f:.]*+(?!\w)")
 _NON_DIGIT = re.compile(r"\D")
+_DIGIT = re.compile(r"[0-9]")
 
 
 def luhn_valid(digits: str) -> bool:
@@ -95,10 +108,42 @@ def _ipv4s(text: str) -> Iterator[tuple[int, int]]:
         yield m.span()
 
 
+def _ipv6(candidate: str) -> bool:
+    try:
+        ipaddress.IPv6Address(candidate)
+    except ValueError:
+        return False
+    groups = candidate.split(":")
+    eui64 = len(groups) == 8 and all(len(group) == 2 for group in groups)
+    return not eui64 and _DIGIT.search(candidate) is not None
+
+
+def _ipv6s(text: str) -> Iterator[tuple[int, int]]:
+    if text.count(":") < 2:
+        return
+    for m in _IPV6.finditer(text):
+        # Dots after it end a sentence; a lone colon after it introduces ("fe80::1: ...").
+        candidate = m.group(0).rstrip(".")
+        if candidate.count(":") < 2:
+            continue
+        if not _ipv6(candidate) and candidate[-1] == ":" and candidate[-2] != ":":
+            candidate = candidate[:-1]
+            if not _ipv6(candidate):
+                continue
+        elif not _ipv6(candidate):
+            continue
+        yield m.start(), m.start() + len(candidate)
+
+
+def _ips(text: str) -> Iterator[tuple[int, int]]:
+    yield from _ipv4s(text)
+    yield from _ipv6s(text)
+
+
 # Order matters on overlap at the same start and length: the earlier detector names it.
 _FINDERS: dict[str, Callable[[str], Iterator[tuple[int, int]]]] = {
     "credit_card": _cards,
-    "ip_address": _ipv4s,
+    "ip_address": _ips,
     "email": _emails,
     "phone": _phones,
 }
@@ -107,7 +152,7 @@ _FINDERS: dict[str, Callable[[str], Iterator[tuple[int, int]]]] = {
 # A phone number followed by ":" waits for the digit that makes it a time.
 _OPEN_ENDS: dict[str, regex.Pattern[str]] = {
     "credit_card": hold_pattern(_CARD.pattern),
-    "ip_address": hold_pattern(_IPV4.pattern),
+    "ip_address": hold_pattern(f"{_IPV4.pattern}|{_IPV6.pattern}"),
     "email": hold_pattern(_EMAIL.pattern),
     "phone": hold_pattern(_PHONE.pattern, tail=r"(?::\d)?"),
 }
@@ -160,5 +205,5 @@ SCANNER = ScannerType(
     name="sensitive",
     params=SensitiveParams,
     build=build,
-    summary="email, phone, Luhn-checked credit card and IPv4 patterns",
+    summary="email, phone, Luhn-checked credit card and IPv4/IPv6 address patterns",
 )
