@@ -9,6 +9,8 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 POLICY_MOUNT_PATH = "/etc/sentinel/guardrails/guardrails.yaml"
+# The endpoints LLM_INFERENCE_URL may end with (checked in this order).
+LLM_ENDPOINTS = ("/chat/completions", "/completions")
 
 
 class Settings(BaseSettings):
@@ -28,8 +30,9 @@ class Settings(BaseSettings):
     )
     LLM_INFERENCE_URL: str = Field(
         default="",
-        description="OpenAI-compatible base URL (http://vllm:8000/v1) or a full "
-        ".../chat/completions URL; empty means the built-in generator.",
+        description="OpenAI-compatible base URL (http://vllm:8000/v1) or a full endpoint "
+        "URL, .../v1/chat/completions or .../v1/completions as KAITO writes it (chat is "
+        "always what is called); empty means the built-in generator.",
     )
     LLM_ACCESS_SECRET: str = Field(default="", description="Bearer token for the upstream LLM.")
     LLM_MODEL: str = Field(
@@ -131,6 +134,16 @@ class Settings(BaseSettings):
         value = self.VECTOR_DB_PERSIST_DIR.strip()
         return Path(value) if value else None
 
-    def chat_completions_url(self) -> str:
+    def llm_base_url(self) -> str:
+        """``LLM_INFERENCE_URL`` without its endpoint: KAITO documents the full endpoint
+        (``.../v1/chat/completions`` or the legacy ``.../v1/completions``), OpenAI clients
+        take the base (``.../v1``); all three are accepted."""
         url = self.LLM_INFERENCE_URL
-        return url if url.endswith("/chat/completions") else f"{url}/chat/completions"
+        for endpoint in LLM_ENDPOINTS:
+            if url.endswith(endpoint):
+                return url.removesuffix(endpoint)
+        return url
+
+    def chat_completions_url(self) -> str:
+        """Where chat is posted (``upstream`` derives ``/models`` from it the same way)."""
+        return f"{self.llm_base_url()}/chat/completions"

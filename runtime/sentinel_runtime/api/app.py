@@ -13,7 +13,17 @@ from sentinel_runtime.answer.services import build_services
 from sentinel_runtime.api import errors
 from sentinel_runtime.api.request_guard import RequestGuard
 from sentinel_runtime.api.request_metrics import RequestMetrics
-from sentinel_runtime.api.routes import audit, chat, governance, guardrails, health, indexes, rag
+from sentinel_runtime.api.routes import (
+    audit,
+    chat,
+    completions,
+    embeddings,
+    governance,
+    guardrails,
+    health,
+    indexes,
+    rag,
+)
 from sentinel_runtime.governance.service import GovernanceError
 from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
@@ -47,7 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="Sentinel runtime", version=__version__, lifespan=lifespan)
     app.include_router(health.router)
-    for router in (chat, guardrails, indexes, rag, audit, governance):
+    for router in (chat, completions, embeddings, guardrails, indexes, rag, audit, governance):
         app.include_router(router.router, responses=errors.ERROR_RESPONSES)
     app.add_exception_handler(GovernanceError, governance.governance_error)
     errors.install(app)

@@ -28,6 +28,10 @@ class ChatMessage(BaseModel):
 StrictUnitInterval = Annotated[float, Field(strict=True, ge=0, le=1)]
 Penalty = Annotated[float, Field(strict=True, ge=-2, le=2)]
 TokenCount = Annotated[int, Field(strict=True, ge=1)]
+Temperature = Annotated[float, Field(strict=True, ge=0, le=2)]
+ChoiceCount = Annotated[int, Field(strict=True, ge=1, le=128)]
+Seed = Annotated[int, Field(strict=True)]
+ModelName = Annotated[str, Field(max_length=256)]
 
 
 class StreamOptions(BaseModel):
@@ -44,19 +48,19 @@ class ChatCompletionRequest(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    model: str | None = Field(default=None, max_length=256)
+    model: ModelName | None = None
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
     stream_options: StreamOptions | None = None
     max_tokens: TokenCount | None = None
     max_completion_tokens: TokenCount | None = None
-    temperature: Annotated[float, Field(strict=True, ge=0, le=2)] | None = None
+    temperature: Temperature | None = None
     top_p: StrictUnitInterval | None = None
-    n: Annotated[int, Field(strict=True, ge=1, le=128)] | None = None
+    n: ChoiceCount | None = None
     presence_penalty: Penalty | None = None
     frequency_penalty: Penalty | None = None
     stop: str | list[str] | None = Field(default=None, max_length=16)
-    seed: Annotated[int, Field(strict=True)] | None = None
+    seed: Seed | None = None
     logprobs: bool | None = None
     top_logprobs: Annotated[int, Field(strict=True, ge=0, le=20)] | None = None
     modalities: list[str] | None = None
@@ -95,6 +99,147 @@ class ChatCompletionRequest(BaseModel):
         if value is not None:
             raise ValueError("audio output is not available: guardrails scan text")
         return value
+
+
+def _refuse_token_arrays(value: Any, field: str) -> Any:
+    """A list of token ids (or of such lists) is refused by name, before pydantic's own
+    message for each member."""
+    if isinstance(value, list) and any(
+        isinstance(item, int) or (isinstance(item, list) and item) for item in value
+    ):
+        raise ValueError(
+            f"{field} as token arrays is not supported: send text (Sentinel's guardrails "
+            "and tokenizer work on text)"
+        )
+    return value
+
+
+class CompletionRequest(BaseModel):
+    """OpenAI's legacy ``/v1/completions`` body. The prompt becomes one user message of a chat
+    turn (the same guarded pipeline), so the sampling parameters are checked as in
+    :class:`ChatCompletionRequest`. Only one text prompt is served: a list of several prompts
+    and token arrays are refused (``prompt``). ``echo``, ``suffix``, ``best_of`` other than 1
+    and ``logprobs`` are refused by name (each would return text or scores the guardrails
+    did not judge); ``user`` and unknown fields are ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: ModelName | None = None
+    prompt: str | list[str]
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    max_tokens: TokenCount | None = None
+    temperature: Temperature | None = None
+    top_p: StrictUnitInterval | None = None
+    n: ChoiceCount | None = None
+    presence_penalty: Penalty | None = None
+    frequency_penalty: Penalty | None = None
+    stop: str | list[str] | None = Field(default=None, max_length=16)
+    seed: Seed | None = None
+    logprobs: Annotated[int, Field(strict=True, ge=0, le=5)] | None = None
+    echo: bool | None = None
+    suffix: str | None = None
+    best_of: ChoiceCount | None = None
+    index_name: IndexName | None = Field(
+        default=None, description="KAITO extension: answer from this index (RAG pipeline)."
+    )
+    sentinel_session: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SESSION_ID_CHARS,
+        description="Sentinel extension: the governance session (as in chat completions).",
+    )
+
+    @field_validator("prompt", mode="before")
+    @classmethod
+    def _no_tokens(cls, value: Any) -> Any:
+        return _refuse_token_arrays(value, "prompt")
+
+    @field_validator("prompt")
+    @classmethod
+    def _one_prompt(cls, value: str | list[str]) -> str | list[str]:
+        if isinstance(value, list) and len(value) != 1:
+            raise ValueError(
+                f"a list of {len(value)} prompts: send one prompt per request (Sentinel "
+                "returns one guarded answer per request)"
+            )
+        return value
+
+    @field_validator("logprobs")
+    @classmethod
+    def _no_logprobs(cls, value: int | None) -> int | None:
+        if value is not None:
+            raise ValueError(
+                "log probabilities are not available: the answer is scanned and may be "
+                "redacted, and per-token log probabilities would show the text removed"
+            )
+        return value
+
+    @field_validator("echo")
+    @classmethod
+    def _no_echo(cls, value: bool | None) -> bool | None:
+        if value:
+            raise ValueError("echo is not supported: the answer holds the guarded text only")
+        return value
+
+    @field_validator("suffix")
+    @classmethod
+    def _no_suffix(cls, value: str | None) -> str | None:
+        if value:
+            raise ValueError("suffix (insertion) is not supported")
+        return value
+
+    @field_validator("best_of")
+    @classmethod
+    def _one_best_of(cls, value: int | None) -> int | None:
+        if value is not None and value != 1:
+            raise ValueError(
+                f"best_of={value} is not supported: Sentinel generates one guarded answer"
+            )
+        return value
+
+    def text(self) -> str:
+        """The one prompt."""
+        return self.prompt if isinstance(self.prompt, str) else self.prompt[0]
+
+
+MAX_EMBEDDING_INPUTS = 2048  # OpenAI's limit on one request's inputs
+
+
+class EmbeddingRequest(BaseModel):
+    """OpenAI's ``/v1/embeddings`` body, embedded by the runtime's own embedder (the one its
+    indexes use, whatever ``model`` says). Token arrays are refused (``input``);
+    ``dimensions`` is accepted only when it equals the embedder's; ``user`` and unknown
+    fields are ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    input: str | list[str] = Field(
+        description=f"One text or a list of at most {MAX_EMBEDDING_INPUTS}; each non-empty."
+    )
+    model: ModelName | None = None
+    encoding_format: Literal["float", "base64"] = "float"
+    dimensions: Annotated[int, Field(strict=True, ge=1)] | None = None
+
+    @field_validator("input", mode="before")
+    @classmethod
+    def _no_tokens(cls, value: Any) -> Any:
+        return _refuse_token_arrays(value, "input")
+
+    @field_validator("input")
+    @classmethod
+    def _texts(cls, value: str | list[str]) -> str | list[str]:
+        texts = [value] if isinstance(value, str) else value
+        if not texts:
+            raise ValueError("input must hold at least one text")
+        if len(texts) > MAX_EMBEDDING_INPUTS:
+            raise ValueError(f"{len(texts)} inputs: at most {MAX_EMBEDDING_INPUTS} per request")
+        if any(not text for text in texts):
+            raise ValueError("every input must be a non-empty string")
+        return value
+
+    def texts(self) -> list[str]:
+        return [self.input] if isinstance(self.input, str) else list(self.input)
 
 
 class ScanRequest(BaseModel):
