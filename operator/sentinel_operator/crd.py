@@ -120,7 +120,11 @@ class EmbeddingSpec(_Model):
 
 class InferenceServiceSpec(_Model):
     url: str = Field(
-        min_length=1, description="OpenAI-compatible base URL, e.g. http://vllm:8000/v1."
+        min_length=1,
+        description=(
+            "OpenAI-compatible base URL (http://vllm:8000/v1) or full endpoint URL "
+            "(.../v1/chat/completions or .../v1/completions)."
+        ),
     )
     access_secret: str | None = Field(
         default=None, description="Secret with key LLM_ACCESS_SECRET."
