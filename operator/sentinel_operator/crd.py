@@ -22,6 +22,9 @@ PLURAL = "ragengines"
 SINGULAR = "ragengine"
 SHORT_NAMES = ["rag"]
 DEFAULT_MOUNT_PATH = "/mnt/data"
+# A Service name is a DNS-1035 label (at most 63 characters).
+SERVICE_NAME_PATTERN = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+SERVICE_NAME_MAX = 63
 
 
 class _Model(BaseModel):
@@ -167,6 +170,20 @@ class RAGEngineSpec(_Model):
     )
     image: str | None = Field(default=None, description="Runtime image; default: the operator's.")
     service_type: Literal["ClusterIP", "NodePort", "LoadBalancer"] = "ClusterIP"
+    query_service_name: str | None = Field(
+        default=None,
+        max_length=SERVICE_NAME_MAX,
+        pattern=SERVICE_NAME_PATTERN,
+        description="Name of the Service for user queries (KAITO's field); default: the "
+        "engine's name.",
+    )
+    index_service_name: str | None = Field(
+        default=None,
+        max_length=SERVICE_NAME_MAX,
+        pattern=SERVICE_NAME_PATTERN,
+        description="Name of a second Service for index input (KAITO's field), selecting the "
+        "same pods and port; unset or equal to the query Service's name: none.",
+    )
 
 
 class SkippedScanner(_Model):
@@ -213,6 +230,10 @@ class RAGEngineStatus(_Model):
         },
     )
     endpoint: str | None = None
+    index_endpoint: str | None = Field(
+        default=None,
+        description="URL of the index Service, when spec.indexServiceName names a second one.",
+    )
     replicas: int | None = Field(
         default=None,
         ge=0,

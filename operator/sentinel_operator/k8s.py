@@ -73,6 +73,22 @@ def read_deployment(namespace: str, name: str) -> dict[str, Any] | None:
     return _found(lambda: client.AppsV1Api().read_namespaced_deployment(name, namespace))
 
 
+def list_services(namespace: str, label_selector: str) -> list[dict[str, Any]]:
+    result = client.CoreV1Api().list_namespaced_service(namespace, label_selector=label_selector)
+    return [_plain(item) for item in result.items]
+
+
+def delete_service(namespace: str, name: str) -> None:
+    """Delete unless already gone."""
+    try:
+        # Unparsed: an apiserver may answer a Service delete with a Status object, which
+        # the client would fail to read as a V1Service after the delete succeeded.
+        client.CoreV1Api().delete_namespaced_service(name, namespace, _preload_content=False)
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+
+
 def read_engine(namespace: str, name: str) -> dict[str, Any] | None:
     return _found(
         lambda: client.CustomObjectsApi().get_namespaced_custom_object(

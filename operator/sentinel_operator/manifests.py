@@ -104,8 +104,30 @@ class Engine:
         return self.spec.image or self.default_image
 
     @property
+    def query_service_name(self) -> str:
+        """The Service for queries: spec.queryServiceName, else the engine's name."""
+        return self.spec.query_service_name or self.name
+
+    @property
+    def index_service_name(self) -> str | None:
+        """A second Service for index input, or None when the query Service serves both."""
+        wanted = self.spec.index_service_name
+        return wanted if wanted and wanted != self.query_service_name else None
+
+    @property
+    def service_names(self) -> list[str]:
+        return [self.query_service_name] + (
+            [self.index_service_name] if self.index_service_name else []
+        )
+
+    @property
     def endpoint(self) -> str:
-        return f"http://{self.name}.{self.namespace}.svc:{RUNTIME_PORT}"
+        return f"http://{self.query_service_name}.{self.namespace}.svc:{RUNTIME_PORT}"
+
+    @property
+    def index_endpoint(self) -> str | None:
+        name = self.index_service_name
+        return f"http://{name}.{self.namespace}.svc:{RUNTIME_PORT}" if name else None
 
     @property
     def vector_db(self) -> crd.VectorDBSpec | None:
@@ -371,11 +393,13 @@ def deployment(engine: Engine) -> dict[str, Any]:
     }
 
 
-def service(engine: Engine) -> dict[str, Any]:
+def service(engine: Engine, name: str | None = None) -> dict[str, Any]:
+    """One Service selecting the engine's pods; ``name`` defaults to the query Service's.
+    The runtime serves the query and the index APIs on one port, so both Services match."""
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": _metadata(engine),
+        "metadata": {**_metadata(engine), "name": name or engine.query_service_name},
         "spec": {
             "type": engine.spec.service_type,
             "selector": selector(engine),
@@ -384,3 +408,22 @@ def service(engine: Engine) -> dict[str, Any]:
             ],
         },
     }
+
+
+def services(engine: Engine) -> list[dict[str, Any]]:
+    """The query Service and, when spec.indexServiceName names another, the index Service."""
+    return [service(engine, name) for name in engine.service_names]
+
+
+def stale_services(engine: Engine, existing: list[dict[str, Any]]) -> list[str]:
+    """Names of Services this engine owns (by uid) that its spec no longer asks for."""
+    wanted = set(engine.service_names)
+    return sorted(
+        obj["metadata"]["name"]
+        for obj in existing
+        if obj["metadata"]["name"] not in wanted
+        and any(
+            ref.get("uid") == engine.uid and ref.get("controller")
+            for ref in obj["metadata"].get("ownerReferences") or []
+        )
+    )

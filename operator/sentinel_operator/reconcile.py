@@ -111,13 +111,20 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
         spec = crd.RAGEngineSpec.model_validate(body.get("spec") or {})
     except ValidationError as exc:
         return _mark_invalid(namespace, name, generation, _spec_errors(exc))
-    if problem := manifests.name_problem(name):
+    # Without spec.queryServiceName the Service takes the engine's name, which must fit it.
+    if spec.query_service_name is None and (problem := manifests.name_problem(name)):
         return _mark_invalid(namespace, name, generation, problem)
     engine = manifests.Engine(name, namespace, meta["uid"], spec, settings.RUNTIME_IMAGE)
     try:
         judgement = _policy(engine, settings, notices)
         k8s.apply(manifests.deployment(engine))
-        k8s.apply(manifests.service(engine))
+        for service in manifests.services(engine):
+            k8s.apply(service)
+        # A renamed query or index Service: the old one goes (its owner still lives).
+        owned = k8s.list_services(namespace, manifests.selector_text(engine))
+        for stale in manifests.stale_services(engine, owned):
+            k8s.delete_service(namespace, stale)
+            notices.append(Notice("Normal", "ServiceDeleted", f"deleted stale Service {stale}"))
         deployment = k8s.read_deployment(namespace, name)
     except Exception:
         metrics.RECONCILES.labels("error").inc()
@@ -131,7 +138,8 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
         conditions.SERVICE_READY,
         True,
         "ServiceApplied",
-        f"{spec.service_type} service on port {manifests.RUNTIME_PORT}",
+        f"{spec.service_type} service {', '.join(engine.service_names)} on port "
+        f"{manifests.RUNTIME_PORT}",
         generation,
     )
 
@@ -149,6 +157,7 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
             "observedGeneration": generation,
             "conditions": merged,
             "endpoint": engine.endpoint,
+            **({"indexEndpoint": engine.index_endpoint} if engine.index_endpoint else {}),
             "replicas": rollout.replicas(deployment),
             "selector": manifests.selector_text(engine),
             "readyReplicas": ready_replicas,

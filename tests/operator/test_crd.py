@@ -148,6 +148,9 @@ def test_a_kaito_manifest_parses_unchanged() -> None:
             {"storage": {"vectorDB": {"engine": "qdrant", "url": "x"}}}, "engine", id="engine"
         ),
         pytest.param({"guardrails": {"configMapRef": {"name": ""}}}, "name", id="empty-ref"),
+        pytest.param({"queryServiceName": "My.Query"}, "queryServiceName", id="query-svc"),
+        pytest.param({"indexServiceName": "9index"}, "indexServiceName", id="index-svc"),
+        pytest.param({"indexServiceName": "x" * 64}, "indexServiceName", id="index-svc-long"),
     ],
 )
 def test_invalid_specs_are_rejected_with_the_field_named(spec: dict, fragment: str) -> None:

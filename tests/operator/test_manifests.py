@@ -285,3 +285,63 @@ def test_kaito_match_expressions_become_required_node_affinity() -> None:
     required = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     # One term: a node must meet every expression (separate terms would be ORed).
     assert required == {"nodeSelectorTerms": [{"matchExpressions": expressions}]}
+
+
+@pytest.mark.parametrize(
+    ("spec", "names", "endpoint", "index_endpoint"),
+    [
+        pytest.param({}, ["demo"], "http://demo.team-a.svc:5000", None, id="default"),
+        pytest.param(
+            {"queryServiceName": "q"}, ["q"], "http://q.team-a.svc:5000", None, id="query-only"
+        ),
+        pytest.param(
+            {"indexServiceName": "i"},
+            ["demo", "i"],
+            "http://demo.team-a.svc:5000",
+            "http://i.team-a.svc:5000",
+            id="index-beside-default",
+        ),
+        pytest.param(
+            {"queryServiceName": "q", "indexServiceName": "i"},
+            ["q", "i"],
+            "http://q.team-a.svc:5000",
+            "http://i.team-a.svc:5000",
+            id="both",
+        ),
+        pytest.param(
+            {"queryServiceName": "q", "indexServiceName": "q"},
+            ["q"],
+            "http://q.team-a.svc:5000",
+            None,
+            id="same-name-one-service",
+        ),
+    ],
+)
+def test_kaito_service_names_name_the_services(
+    spec: dict[str, Any], names: list[str], endpoint: str, index_endpoint: str | None
+) -> None:
+    built = engine(BASE | spec)
+    services = manifests.services(built)
+    assert [s["metadata"]["name"] for s in services] == names
+    deployment = manifests.deployment(built)
+    for service in services:
+        assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+        assert service["metadata"]["ownerReferences"][0]["uid"] == "uid-123"
+    assert deployment["metadata"]["name"] == "demo"  # the Deployment keeps the engine's name
+    assert (built.endpoint, built.index_endpoint) == (endpoint, index_endpoint)
+
+
+def test_stale_services_are_the_owned_ones_no_longer_asked_for() -> None:
+    def svc(name: str, uid: str = "uid-123", controller: bool = True) -> dict[str, Any]:
+        ref = {"uid": uid, "controller": controller}
+        return {"metadata": {"name": name, "ownerReferences": [ref]}}
+
+    built = engine(BASE | {"queryServiceName": "q"})
+    existing = [
+        svc("q"),
+        svc("demo"),
+        svc("old-index"),
+        svc("other", uid="x"),
+        svc("c", controller=False),
+    ]
+    assert manifests.stale_services(built, existing) == ["demo", "old-index"]
