@@ -25,6 +25,11 @@ class ChatMessage(BaseModel):
     content: str | list[dict[str, Any]] | None = None
 
 
+# Why log probabilities are refused, on chat and legacy completions alike.
+LOGPROBS_REFUSED = (
+    "log probabilities are not available: the answer is scanned and may be redacted, and "
+    "per-token log probabilities would show the text removed"
+)
 StrictUnitInterval = Annotated[float, Field(strict=True, ge=0, le=1)]
 Penalty = Annotated[float, Field(strict=True, ge=-2, le=2)]
 TokenCount = Annotated[int, Field(strict=True, ge=1)]
@@ -80,10 +85,7 @@ class ChatCompletionRequest(BaseModel):
     @classmethod
     def _no_logprobs(cls, value: bool | int | None) -> bool | int | None:
         if value:
-            raise ValueError(
-                "log probabilities are not available: the answer is scanned and may be "
-                "redacted, and per-token log probabilities would show the text removed"
-            )
+            raise ValueError(LOGPROBS_REFUSED)
         return value
 
     @field_validator("modalities")
@@ -169,10 +171,7 @@ class CompletionRequest(BaseModel):
     @classmethod
     def _no_logprobs(cls, value: int | None) -> int | None:
         if value is not None:
-            raise ValueError(
-                "log probabilities are not available: the answer is scanned and may be "
-                "redacted, and per-token log probabilities would show the text removed"
-            )
+            raise ValueError(LOGPROBS_REFUSED)
         return value
 
     @field_validator("echo")
