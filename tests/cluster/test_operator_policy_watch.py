@@ -59,4 +59,7 @@ def test_unrelated_config_maps_never_reach_the_policy_handler(operator, k8s_name
     )
     handled = _handled(operator) - before
     print(f"policy handler calls for {UNRELATED} unrelated ConfigMaps and 1 policy edit: {handled}")
-    assert handled == 1
+    # Unrelated ConfigMaps reaching the handler would count 1,000. The used ConfigMap's edit
+    # counts once, or a few times more when a busy machine makes kopf re-list its watch
+    # (a re-list replays the used ConfigMap; seen: 5 under a full test run).
+    assert 1 <= handled <= 10
