@@ -289,19 +289,37 @@ def _index(args: argparse.Namespace) -> int:
 # -- sentinel ask ----------------------------------------------------------------------------------
 
 
-def _ask_client(args: argparse.Namespace) -> httpx.Client:
-    if not args.local:
-        return _client(args, args.timeout)
-    from fastapi.testclient import TestClient
+async def _ask_here(settings: Settings, body: dict[str, Any]) -> dict[str, Any]:
+    """One chat turn run by the application layer in this process, no HTTP: the services
+    ``sentinel serve`` would build (indexes loaded from the persist directory)."""
+    import time
 
-    from sentinel_runtime.api.app import create_app
+    from sentinel_runtime.answer import chat
+    from sentinel_runtime.answer.errors import TurnError
+    from sentinel_runtime.answer.services import build_services
+    from sentinel_runtime.index.base import IndexNotFound
+
+    services = build_services(settings)
+    try:
+        turn = chat.ChatTurn(body=body, index_name=body.pop("index_name"))
+        answered = await chat.run(services, turn, started=time.perf_counter())
+    except TurnError as exc:
+        raise CommandError(exc.message) from exc
+    except IndexNotFound as exc:
+        raise CommandError(str(exc)) from exc
+    finally:
+        await services.aclose()
+    assert isinstance(answered, dict)  # not streamed
+    return answered
+
+
+def _ask_local(args: argparse.Namespace, body: dict[str, Any]) -> dict[str, Any]:
+    import asyncio
 
     overrides: dict[str, Any] = {"DEMO_CORPUS": False}
     if "OUTPUT_GUARDRAILS_ENABLED" not in os.environ:
         overrides["OUTPUT_GUARDRAILS_ENABLED"] = True  # as `sentinel serve` starts
-    client = TestClient(create_app(_local_settings(args, **overrides)))
-    client.__enter__()  # runs the lifespan: services built, indexes loaded
-    return client
+    return asyncio.run(_ask_here(_local_settings(args, **overrides), body))
 
 
 def sources(reply: dict[str, Any]) -> list[tuple[str, str]]:
@@ -352,11 +370,11 @@ def _ask(args: argparse.Namespace) -> int:
         "index_name": args.index,
     }
     try:
-        client = _ask_client(args)
-        try:
-            reply = _call(client, "POST", "/v1/chat/completions", body)
-        finally:
-            client.__exit__(None, None, None) if args.local else client.close()
+        if args.local:
+            reply = _ask_local(args, body)
+        else:
+            with _client(args, args.timeout) as client:
+                reply = _call(client, "POST", "/v1/chat/completions", body)
     except (CommandError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
