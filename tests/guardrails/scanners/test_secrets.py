@@ -143,7 +143,9 @@ def test_default_plugins_are_the_token_detectors() -> None:
     assert "GitHubTokenDetector" in default_plugins()
     for opt_in in ("KeywordDetector", "Base64HighEntropyString", "HexHighEntropyString"):
         assert opt_in not in default_plugins()
-    assert scan(f'password = "{PASSWORD}"').valid  # keyword detector is off by default
+    # The keyword plugin is off by default; our assignments family catches the same form.
+    assert scan(f'password = "{PASSWORD}"', detectors=[]).valid
+    assert scan(f'password = "{PASSWORD}"').text == 'password = "******"'
 
 
 def test_unknown_plugin_name_is_invalid_config() -> None:
@@ -162,9 +164,12 @@ def test_block_action_leaves_text_unchanged() -> None:
     assert scan(text, rewrite=False) == ScanResult(text, False, 1.0)
 
 
-def test_allowlist_pragma_on_the_same_line_is_honoured() -> None:
-    # detect-secrets semantics: the line filter drops the finding.
-    assert scan(f'key = "{AWS}"  # pragma: allowlist secret').valid
+def test_allowlist_pragma_on_the_same_line_is_honoured_by_the_plugins_only() -> None:
+    # detect-secrets semantics: the line filter drops the plugins' finding.
+    assert scan(f'key = "{AWS}"  # pragma: allowlist secret', detectors=[]).valid
+    # Our detectors do not read the pragma: an answer is not a repository, and text that a
+    # document or a prompt put in the answer must not switch the scanner off.
+    assert not scan(f'key = "{AWS}"  # pragma: allowlist secret').valid
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,22 @@
-"""``secrets`` scanner: likely secrets found by detect-secrets (docs/contracts.md).
+"""``secrets`` scanner: likely secrets, found by our detector families and detect-secrets.
 
-Verdicts are those of detect-secrets scanning the text as a file, which is what llm-guard
-does through a temporary file: a line pass, then (only if it found nothing) the eager
-INI-transformer pass. We run the same passes in memory, and before running the plugins
-and filters on a line we check whether any plugin's own detection regex can match it at
-all; lines no regex can touch are skipped, which is where the time went. On a line that
-stays, only the plugins whose regexes match it run, and the filters run once per line
-rather than once per secret, so one long line costs what the same text in lines does
-(``test_secrets_long_lines``). Findings are the plugin's; ``test_secrets_equivalence``
-checks them against detect-secrets' file scan.
+Two sources, whose findings are redacted together (overlaps merge, so no part of a secret
+stays visible between two redactions):
+
+* our detector families (``guardrails.detectors``): provider token formats from a data table,
+  PEM private-key blocks, JWTs, credentials in URLs and values assigned to secret-like names
+  in env, YAML, JSON, INI, flag and prose forms. These cover what detect-secrets' plugins miss
+  in answers (a PEM body, ``sk-proj-`` keys, a JWT's signature, ``password: ...``); a policy
+  picks families with ``detectors`` (absent: all; ``[]``: none).
+* detect-secrets' plugins, with verdicts as llm-guard gets them by scanning the text as a
+  file: a line pass, then (only if it found nothing) the eager INI-transformer pass. We run
+  the same passes in memory, and before running the plugins and filters on a line we check
+  whether any plugin's own detection regex can match it at all; lines no regex can touch
+  are skipped, which is where the time went. On a line that stays, only the plugins whose
+  regexes match it run, and the filters run once per line rather than once per secret, so
+  one long line costs what the same text in lines does (``test_secrets_long_lines``).
+  Findings are the plugin's; ``test_secrets_equivalence`` checks them against
+  detect-secrets' file scan.
 
 The default plugins are detect-secrets' token detectors (AWS, GitHub, Slack, private keys,
 JWTs, ...), the family llm-guard's Secrets scanner uses. ``KeywordDetector`` and the two
@@ -29,12 +37,13 @@ import pkgutil
 import re
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import regex as regex_module
 from pydantic import Field, field_validator
 
+from sentinel_runtime.guardrails.detectors import FAMILIES, Detection, DetectorSet, detector_set
 from sentinel_runtime.guardrails.scanners.base import (
     ScannerParams,
     ScannerType,
@@ -136,6 +145,9 @@ class SecretsParams(ScannerParams):
     redact_mode: Literal["all", "partial", "hash"] = "all"
     # Ours: detect-secrets plugin class names; absent means default_plugins().
     plugins: list[str] | None = Field(default=None, min_length=1)
+    # Ours: the detector families run beside the plugins; absent means all of them, an empty
+    # list none (detect-secrets' plugins alone, as llm-guard runs them).
+    detectors: list[str] | None = None
 
     @field_validator("plugins")
     @classmethod
@@ -149,8 +161,27 @@ class SecretsParams(ScannerParams):
             )
         return names
 
+    @field_validator("detectors")
+    @classmethod
+    def _known_families(cls, names: list[str] | None) -> list[str] | None:
+        unknown = sorted(set(names or ()) - set(FAMILIES))
+        if unknown:
+            raise ValueError(f"unknown detector families {unknown}; available: {list(FAMILIES)}")
+        return names
+
     def plugin_names(self) -> tuple[str, ...]:
         return tuple(sorted(set(self.plugins))) if self.plugins else default_plugins()
+
+    def family_names(self) -> tuple[str, ...]:
+        chosen = FAMILIES if self.detectors is None else set(self.detectors)
+        return tuple(name for name in FAMILIES if name in chosen)
+
+    def active_detectors(self) -> dict[str, object]:
+        """What this scanner looks for, as ``sentinel policy check`` lists it."""
+        return {
+            "detectSecretsPlugins": list(self.plugin_names()),
+            "families": detector_set(self.family_names()).describe(),
+        }
 
 
 class _NamedStringIO(io.StringIO):
@@ -533,6 +564,7 @@ class SecretsScanner:
     engine: _DetectSecretsEngine
     redact_mode: str
     rewrite: bool
+    detectors: DetectorSet = field(default_factory=lambda: detector_set(()))
 
     def _spans(self, text: str, findings: list[Finding]) -> list[tuple[int, int, str]] | None:
         """Redaction spans of every finding; None when some finding cannot be located."""
@@ -568,26 +600,44 @@ class SecretsScanner:
         return None
 
     def hold(self, text: str) -> int:
-        return self.engine.hold(text)
+        return min(self.engine.hold(text), self.detectors.hold(text))
+
+    def detections(self, text: str) -> list[Detection]:
+        """Every secret found, by the rule that found it (detect-secrets' findings that can
+        be located are named ``detect_secrets/<type>``)."""
+        found = list(self.detectors.find(text))
+        for finding in self.engine.find(text):
+            for start, end, _ in self._spans(text, [finding]) or ():
+                found.append(Detection(f"detect_secrets/{finding.secret_type}", start, end))
+        return found
 
     def scan(self, text: str) -> ScanResult:
+        detections = self.detectors.find(text)
         findings = self.engine.find(text)
-        if not findings:
+        if not findings and not detections:
             return ScanResult.clean(text)
         if not self.rewrite:
             return ScanResult(text, False, 1.0)
         # A finding we cannot locate in the text (the eager pass re-quotes values, a short
         # keyword value is not cut out alone) leaves the whole text unchanged, even when
         # other findings could be redacted, so the engine escalates the hit to a block.
-        spans = self._spans(text, findings)
+        spans = self._spans(text, findings) if findings else []
         if spans is None:
             return ScanResult(text, False, 1.0)
+        # Overlapping spans merge (replace_spans), so a token found by two rules is masked
+        # once, over the longer of the two: no part of it stays visible between them.
+        spans.extend(
+            (d.start, d.end, _mask(text[d.start : d.end], self.redact_mode)) for d in detections
+        )
         return ScanResult(replace_spans(text, spans), False, 1.0)
 
 
 def build(params: SecretsParams, rewrite: bool) -> SecretsScanner:
     return SecretsScanner(
-        engine=engine(params.plugin_names()), redact_mode=params.redact_mode, rewrite=rewrite
+        engine=engine(params.plugin_names()),
+        redact_mode=params.redact_mode,
+        rewrite=rewrite,
+        detectors=detector_set(params.family_names()),
     )
 
 
@@ -595,5 +645,8 @@ SCANNER = ScannerType(
     name="secrets",
     params=SecretsParams,
     build=build,
-    summary="detect-secrets plugins (cloud keys, tokens, private keys; opt-in keyword/entropy)",
+    summary=(
+        "provider tokens, PEM keys, JWTs, URL and config credentials, key assignments, "
+        "and detect-secrets plugins"
+    ),
 )
