@@ -4,7 +4,9 @@ and needles cut at every position across pieces are caught as the whole text cat
 
 from __future__ import annotations
 
+import base64
 import logging
+import random
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,10 @@ NEEDLES = [
     "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",
     'password = "hunter2hunter2"',
     "password = hunter2hunter2",
+    "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnX3ZhbHVl",
+    "the admin password is Tr0ub4dor&3",
+    "postgres://app:Zq8vLm2x@db:5432/app",
     "zero\u200bwidth",
     "30 days",
     '{"a": 1}',
@@ -192,6 +198,11 @@ CUT_NEEDLES = [
     pytest.param(ENGINES["ban-case-sensitive-block"], "top secret", id="banned-block"),
     pytest.param(ENGINES["secrets-keyword-entropy"], 'password = "hunter2hunter2"', id="keyword"),
     pytest.param(ENGINES["secrets-keyword-entropy"], "password = hunter2hunter2", id="ini-value"),
+    pytest.param(DEFAULT, "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t", id="openai-project-key"),
+    pytest.param(DEFAULT, "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnX3ZhbHVl", id="jwt"),
+    pytest.param(DEFAULT, 'DB_PASSWORD="Zq8vLm2xWp"', id="password-assignment"),
+    pytest.param(DEFAULT, "the admin password is Tr0ub4dor&3", id="password-prose"),
+    pytest.param(DEFAULT, "postgres://app:Zq8vLm2x@db:5432/app", id="url-credentials"),
 ]
 
 
@@ -206,6 +217,26 @@ def test_a_needle_cut_at_every_position_is_caught(policy: GuardrailsEngine, need
         for second in range(first + 1, start + len(needle) + 1, 3):
             assert_no_leak(policy, text, split(text, [first, second]))
     assert_no_leak(policy, text, list(text))  # one character at a time
+
+
+def _pem_block() -> str:
+    body = base64.b64encode(random.Random(7).randbytes(180)).decode()
+    lines = "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
+    return f"-----BEGIN RSA PRIVATE KEY-----\n{lines}\n-----END RSA PRIVATE KEY-----"
+
+
+def test_a_pem_block_cut_at_every_position_leaks_no_body_line() -> None:
+    # The default policy's regex redacts the BEGIN line first, so the secrets scanner sees
+    # a body with an END line and no BEGIN: its hold must keep body lines until END comes.
+    pem = _pem_block()
+    text = f"Here is the key:\n\n{pem}\n\nStore it in a vault."
+    expected = DEFAULT.scan(text).text
+    body_lines = pem.splitlines()[1:-1]
+    assert not any(line in expected for line in body_lines)
+    for cut in range(len(text) + 1):
+        assert_no_leak(DEFAULT, text, split(text, [cut]))
+    assert_no_leak(DEFAULT, text, list(text))
+    assert_no_leak(DEFAULT, text, [text[i : i + 5] for i in range(0, len(text), 5)])
 
 
 def test_a_redaction_that_creates_a_later_hit_at_every_cut() -> None:
