@@ -487,7 +487,7 @@ TOKEN_SPECS: tuple[TokenSpec, ...] = (
         "Mailgun API key",
         ("MAILGUN_API_KEY",),
         _choice_make(_fixed("key-", HEX, 32), _mailgun),
-        header="api:{}",
+        header="-u api:{}",
         host="api.mailgun.net",
     ),
     TokenSpec(
