@@ -32,6 +32,7 @@ DEFAULT_KINDS = [
     "ClusterRole",
     "ClusterRoleBinding",
     "ConfigMap",
+    "CustomResourceDefinition",  # RAGEngine's, a template (kopf's are in crds/)
     "Deployment",
     "Service",
     "ServiceAccount",
@@ -85,7 +86,7 @@ def test_helm_lint_strict_fails_on_a_broken_value(tmp_path: Path) -> None:
 def test_defaults_render_the_operator_and_nothing_optional(defaults: list[dict[str, Any]]) -> None:
     assert kinds(defaults) == DEFAULT_KINDS
     for obj in defaults:
-        if obj["kind"] not in ("ClusterRole", "ClusterRoleBinding"):
+        if obj["kind"] not in ("ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition"):
             assert obj["metadata"]["namespace"] == "sentinel-system", obj["metadata"]
 
 
@@ -224,7 +225,11 @@ def test_namespaced_operator_peers_in_each_watched_namespace(tmp_path: Path) -> 
             for o in objects
             if o["kind"] == "RoleBinding" and o["metadata"]["namespace"] == namespace
         )
-        assert role["rules"][0]["resources"] == ["kopfpeerings"]
+        assert role["rules"][-1] == {
+            "apiGroups": ["kopf.dev"],
+            "resources": ["kopfpeerings"],
+            "verbs": ["get", "list", "watch", "patch"],
+        }
         assert binding["roleRef"]["name"] == role["metadata"]["name"]
         assert binding["subjects"][0]["name"] == "sentinel-op"
     assert not [o for o in objects if o["kind"] == "ClusterKopfPeering"]
@@ -240,15 +245,22 @@ def test_peering_refuses_namespace_patterns() -> None:
     assert '"team-*" is a pattern' in result.stderr, result.stderr
 
 
-def test_without_peering_namespace_patterns_pass_through() -> None:
-    objects = render("--set", "watchNamespaces={team-*,ops}")
+def test_the_charts_rbac_refuses_namespace_patterns() -> None:
+    """Its rights are a Role in each watched namespace: a glob has no namespace to hold one."""
+    result = template("--set", "watchNamespaces={team-*,ops}", check=False)
+    assert result.returncode != 0
+    assert '"team-*" is a pattern' in result.stderr, result.stderr
+
+
+def test_without_the_charts_rbac_namespace_patterns_pass_through() -> None:
+    objects = render("--set", "watchNamespaces={team-*,ops}", "--set", "rbac.create=false")
     assert operator_args(operator_container(objects)).namespace == ["team-*", "ops"]
 
 
 def test_service_account_and_rbac_can_be_brought_along() -> None:
     objects = render(
         "--set", "serviceAccount.create=false", "--set", "serviceAccount.name=ops-sa",
-        "--set", "rbac.create=false",
+        "--set", "rbac.create=false", "--set", "crd.create=false",
     )  # fmt: skip
     assert kinds(objects) == ["ConfigMap", "Deployment", "Service"]
     pod = find(objects, "Deployment")["spec"]["template"]["spec"]

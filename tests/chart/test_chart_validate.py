@@ -139,11 +139,11 @@ def test_values_cannot_weaken_the_security_context() -> None:
 
 # ---- RBAC ------------------------------------------------------------------------------------
 
-# What the operator needs and nothing more: it reads and writes RAGEngines and their status,
-# owns Deployments and Services, creates (never updates or deletes) the namespace copy of the
-# policy template, reads ConfigMaps to judge policies, posts Events; kopf discovers CRDs and
-# namespaces.
-OPERATOR_RULES = [
+# What the operator needs and nothing more, where it serves engines: it reads and writes
+# RAGEngines and their status, owns Deployments and Services, creates (never updates or
+# deletes) the namespace copy of the policy template, reads ConfigMaps to judge policies, posts
+# Events, and reads a Secret by name (never list or watch) to report a missing accessSecret.
+NAMESPACED_RULES = [
     {
         "apiGroups": ["rag.sentinel.dev"],
         "resources": ["ragengines"],
@@ -168,6 +168,10 @@ OPERATOR_RULES = [
     },
     {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch", "create"]},
     {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
+    {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]},
+]
+# kopf discovers CRDs and namespaces: the only cluster-scoped rights of a namespaced operator.
+CLUSTER_READS = [
     {
         "apiGroups": ["apiextensions.k8s.io"],
         "resources": ["customresourcedefinitions"],
@@ -175,18 +179,75 @@ OPERATOR_RULES = [
     },
     {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list", "watch"]},
 ]
+READ_VERBS = {"get", "list", "watch"}
+TEMPLATE_READ = {
+    "apiGroups": [""],
+    "resources": ["configmaps"],
+    "resourceNames": ["sentinel-guardrails-policy-template"],
+    "verbs": ["get"],
+}
 
 
 def _rules(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [rule for o in objects if o["kind"] in ("ClusterRole", "Role") for rule in o["rules"]]
 
 
-def test_cluster_role_is_exactly_what_the_operator_needs() -> None:
-    assert find(render(), "ClusterRole")["rules"] == OPERATOR_RULES
+def _of_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [o for o in objects if o["kind"] == kind]
+
+
+def test_cluster_wide_operator_has_one_cluster_role_with_exactly_what_it_needs() -> None:
+    objects = render()
+    assert find(objects, "ClusterRole")["rules"] == NAMESPACED_RULES + CLUSTER_READS
+    assert not _of_kind(objects, "Role") and not _of_kind(objects, "RoleBinding")
+
+
+@pytest.mark.parametrize("release_namespace", ["sentinel-system", "team-b"])
+def test_with_watch_namespaces_every_write_is_a_role_in_a_watched_namespace(
+    release_namespace: str,
+) -> None:
+    objects = render("--set", "watchNamespaces={team-a,team-b}", namespace=release_namespace)
+    cluster_role = find(objects, "ClusterRole")
+    assert cluster_role["rules"] == CLUSTER_READS
+    binding = find(objects, "ClusterRoleBinding")
+    assert binding["roleRef"]["name"] == cluster_role["metadata"]["name"]
+    account = {"kind": "ServiceAccount", "name": "sentinel-operator"}
+    account["namespace"] = release_namespace
+    roles = {
+        (o["metadata"]["namespace"], o["metadata"]["name"]): o for o in _of_kind(objects, "Role")
+    }
+    bindings = {
+        (o["metadata"]["namespace"], o["metadata"]["name"]): o
+        for o in _of_kind(objects, "RoleBinding")
+    }
+    expected = {("team-a", "sentinel-operator"), ("team-b", "sentinel-operator")}
+    if release_namespace not in ("team-a", "team-b"):
+        # Its own namespace, not served: only the policy template it copies, by name.
+        expected.add((release_namespace, "sentinel-operator-template"))
+        assert roles[(release_namespace, "sentinel-operator-template")]["rules"] == [TEMPLATE_READ]
+    assert set(roles) == set(bindings) == expected
+    for key, binding in bindings.items():
+        assert binding["roleRef"] == {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "Role",
+            "name": key[1],
+        }
+        assert binding["subjects"] == [account]
+    for namespace in ("team-a", "team-b"):
+        assert roles[(namespace, "sentinel-operator")]["rules"] == NAMESPACED_RULES
+
+
+@pytest.mark.parametrize("variant", ["namespaced-peering", "watch-namespaces"])
+def test_with_watch_namespaces_no_cluster_role_writes(variant: str, tmp_path: Path) -> None:
+    values = NAMESPACED_PEERING if variant == "namespaced-peering" else {"watchNamespaces": ["a"]}
+    objects = render("--values", str(values_file(tmp_path, values)))
+    for role in _of_kind(objects, "ClusterRole"):
+        for rule in role["rules"]:
+            assert set(rule["verbs"]) <= READ_VERBS, rule
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
-def test_rbac_has_no_wildcards_no_secrets_and_no_destructive_verbs(
+def test_rbac_has_no_wildcards_no_secret_listing_and_no_destructive_verbs(
     variant: str, tmp_path: Path
 ) -> None:
     rules = _rules(_render(variant, tmp_path))
@@ -195,12 +256,16 @@ def test_rbac_has_no_wildcards_no_secrets_and_no_destructive_verbs(
         for field in ("apiGroups", "resources", "verbs"):
             assert "*" not in rule[field], rule
             assert not any("*" in item for item in rule[field]), rule
-        assert "secrets" not in rule["resources"], rule
+        if "secrets" in rule["resources"]:
+            # One Secret by name (the operator reports a missing accessSecret): never list
+            # or watch, which would stream every Secret's content.
+            assert rule["resources"] == ["secrets"] and rule["verbs"] == ["get"], rule
         destructive = {"delete", "deletecollection", "escalate", "bind", "impersonate"}
         if rule["resources"] == ["services"]:
             destructive.discard("delete")  # the engine's own renamed Services only
         assert not destructive & set(rule["verbs"]), rule
-        assert "nonResourceURLs" not in rule and "resourceNames" not in rule, rule
+        assert "nonResourceURLs" not in rule, rule
+        assert "resourceNames" not in rule or rule == TEMPLATE_READ, rule
     # ConfigMaps: never updated or patched, so a namespace's policy copy is never overwritten.
     for rule in rules:
         if "configmaps" in rule["resources"]:

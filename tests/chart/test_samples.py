@@ -17,7 +17,8 @@ from sentinel_runtime.guardrails.policy import parse_policy
 from support.chart import CHART, SAMPLES, sample
 
 SAMPLE_NAMES = sorted(p.name for p in SAMPLES.glob("*.yaml"))
-CRD = yaml.safe_load((CHART / "crds" / "ragengine.yaml").read_text(encoding="utf-8"))
+# The CRD's one file (the chart renders it; tests/chart/test_chart_crds.py keeps the copies).
+CRD = yaml.safe_load((CHART / "files" / "crds" / "ragengine.yaml").read_text(encoding="utf-8"))
 
 
 def strict(schema: dict[str, Any]) -> dict[str, Any]:

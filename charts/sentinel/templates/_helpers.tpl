@@ -72,3 +72,76 @@ namespace name: a glob has no object to create. Fails the render with the reason
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+Whether the server enforces CRD validation rules (x-kubernetes-validations, CEL): beta and on
+by default from Kubernetes 1.25. Older servers refuse the field (server-side apply: "field not
+declared in schema"), so the chart leaves the rules out there; the operator checks the same
+rules on every version. Yields "true" or "".
+*/}}
+{{- define "sentinel.celRules" -}}
+{{- if semverCompare ">=1.25.0-0" .Capabilities.KubeVersion.Version }}true{{ end }}
+{{- end }}
+
+{{/*
+Remove every x-kubernetes-validations key from a parsed schema, in place (maps and lists at
+any depth). Renders nothing.
+*/}}
+{{- define "sentinel.dropValidationRules" -}}
+{{- if kindIs "map" . }}
+{{- $_ := unset . "x-kubernetes-validations" }}
+{{- range $key, $value := . }}
+{{- $_ := include "sentinel.dropValidationRules" $value }}
+{{- end }}
+{{- else if kindIs "slice" . }}
+{{- range . }}
+{{- $_ := include "sentinel.dropValidationRules" . }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The operator's rules in the namespaces it serves (a Role in each watched namespace, or the
+ClusterRole when it serves all). It reads and writes RAGEngines and their status, owns
+Deployments and Services (delete: only a Service of its own that a renamed
+queryServiceName/indexServiceName left behind), creates (never updates or deletes) the
+namespace copy of the policy template, reads ConfigMaps to judge policies, posts Events, and
+reads a Secret by name (never list or watch) to report a missing accessSecret; the runtime
+pods read their secrets through secretKeyRef, never the operator.
+*/}}
+{{- define "sentinel.namespacedRules" -}}
+- apiGroups: [rag.sentinel.dev]
+  resources: [ragengines]
+  verbs: [get, list, watch, patch]
+- apiGroups: [rag.sentinel.dev]
+  resources: [ragengines/status]
+  verbs: [get, update, patch]
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: [get, list, watch, create, patch]
+- apiGroups: [""]
+  resources: [services]
+  verbs: [get, list, watch, create, patch, delete]
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, list, watch, create]
+- apiGroups: ["", events.k8s.io]
+  resources: [events]
+  verbs: [create, patch]
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [get]
+{{- end }}
+
+{{/*
+Per-namespace RBAC needs exact namespace names: a glob (team-*) has no namespace to hold a
+Role, and granting it cluster-wide would defeat watchNamespaces. Fails the render with the
+reason (only when the chart creates the RBAC).
+*/}}
+{{- define "sentinel.rbacNamespaces" -}}
+{{- range .Values.watchNamespaces }}
+{{- if regexMatch "[*?\\[\\]!]" . }}
+{{- fail (printf "rbac.create needs exact namespace names in watchNamespaces: %q is a pattern, and the operator's rights are granted by a Role in each watched namespace. List the namespaces, leave watchNamespaces empty for a cluster-wide operator, or set rbac.create=false and bring your own RBAC" .) }}
+{{- end }}
+{{- end }}
+{{- end }}
