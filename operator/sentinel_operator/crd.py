@@ -262,6 +262,13 @@ PRINTER_COLUMNS = [
         "type": "string",
         "jsonPath": '.status.conditions[?(@.type=="Ready")].status',
     },
+    # Why an engine is not ready: the first component condition that is not True
+    # (PolicyInvalid, AccessSecretMissing, ReplicasNotReady, ...).
+    {
+        "name": "Reason",
+        "type": "string",
+        "jsonPath": '.status.conditions[?(@.type=="Ready")].reason',
+    },
     {
         "name": "Policy",
         "type": "string",

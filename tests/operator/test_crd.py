@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from sentinel_operator import crd
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMITTED = ROOT / "charts" / "sentinel" / "crds" / "ragengine.yaml"
+COMMITTED = ROOT / "charts" / "sentinel" / "files" / "crds" / "ragengine.yaml"
 
 
 def _walk(node: Any) -> list[dict[str, Any]]:
@@ -64,6 +64,7 @@ def test_printer_columns_and_names() -> None:
     version = crd.crd_manifest()["spec"]["versions"][0]
     assert [c["name"] for c in version["additionalPrinterColumns"]] == [
         "Ready",
+        "Reason",
         "Policy",
         "Endpoint",
         "Age",
