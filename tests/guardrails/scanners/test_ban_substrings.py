@@ -122,8 +122,62 @@ def test_substrings_are_literal_not_regex() -> None:
     assert scan("a.b", substrings=["a.b"], match_type="str").text == R
 
 
-def test_substring_ending_in_symbol_matches_as_word() -> None:
-    assert scan("I like C++ a lot", substrings=["C++"]).text == f"I like {R} a lot"
+# match_type word is a \b on each side of the substring (docs/contracts.md: the contract's
+# ban_substrings is llm-guard's). Which characters a \b needs depends on the substring's own
+# edges: a word character at its edge needs a non-word one beside it, and a non-word
+# character at its edge needs a word one.
+@pytest.mark.parametrize(
+    ("substring", "text", "expected"),
+    [
+        pytest.param("unsafe-", "go unsafe-x now", f"go {R}x now", id="dash-end-before-a-word"),
+        pytest.param("unsafe-", "go unsafe- now", "go unsafe- now", id="dash-end-before-space"),
+        pytest.param("unsafe-", "unsafe-", "unsafe-", id="dash-end-at-text-end"),
+        pytest.param(".", "a.b", f"a{R}b", id="dot-between-words"),
+        pytest.param(".", "the end.", "the end.", id="dot-before-text-end"),
+        pytest.param(".", "a . b", "a . b", id="dot-between-spaces"),
+        pytest.param("-x", "a-x", f"a{R}", id="dash-start-after-a-word"),
+        pytest.param("-x", "a -x", "a -x", id="dash-start-after-space"),
+        pytest.param("C++", "I like C++ a lot", "I like C++ a lot", id="plus-end-before-space"),
+        pytest.param("C++", "C++x", f"{R}x", id="plus-end-before-a-word"),
+        pytest.param("secret", "a secret.", f"a {R}.", id="word-edges-beside-punctuation"),
+        pytest.param("secret", "secret_key", "secret_key", id="underscore-is-a-word-character"),
+        pytest.param("for", "for—it", f"{R}—it", id="unicode-dash-is-not-a-word-character"),
+        pytest.param("é", "café", "café", id="unicode-letters-are-word-characters"),
+    ],
+)
+def test_word_boundaries_are_those_of_a_regex_word_boundary(
+    substring: str, text: str, expected: str
+) -> None:
+    result = scan(text, substrings=[substring])
+    assert result.text == expected
+    assert result.valid is (expected == text)
+
+
+def test_each_substring_of_a_list_gets_its_own_boundaries() -> None:
+    # One alternation for the list, but "a.b" still needs the dot between word characters
+    # and "top secret" a non-word character after it.
+    result = scan("top secret a.b top secrets", substrings=[".", "top secret"])
+    assert result.text == f"{R} a{R}b top secrets"
+
+
+def test_case_insensitive_word_match_keeps_the_boundaries() -> None:
+    result = scan("UNSAFE-X and Unsafe- x", substrings=["unsafe-"])
+    assert result.text == f"{R}X and Unsafe- x"
+
+
+def test_only_the_matches_are_redacted_not_other_occurrences() -> None:
+    # llm-guard also replaces "secret" inside "secrets" once "secret" matched as a word; a
+    # stream cannot take back "secrets" sent before that word came, so only matches go.
+    result = scan("secrets first, then the secret", substrings=["secret"])
+    assert result.text == f"secrets first, then the {R}"
+
+
+@pytest.mark.parametrize("spelling", ["WORD", "Word", "STR", "Str"])
+def test_match_type_is_accepted_in_any_case(spelling: str) -> None:
+    params = BanSubstringsParams.model_validate({"substrings": ["x"], "match_type": spelling})
+    assert params.match_type == spelling.lower()
+    expected = "a[REDACTED]b" if spelling.lower() == "str" else "axb"
+    assert scan("axb", substrings=["x"], match_type=spelling).text == expected
 
 
 def test_block_action_leaves_text_unchanged() -> None:
@@ -167,11 +221,17 @@ def test_no_character_past_the_searched_range_has_a_case_variant() -> None:
         pytest.param("we say \u0131", "", id="dotless i is not a prefix here"),
         pytest.param("we say top secretary ", "", id="past the phrase: nothing"),
         pytest.param("say DO NOT DİSTR", "DO NOT DİSTR", id="re's case variants count"),
+        pytest.param("go unsafe-", "unsafe-", id="a non-word end waits for a word character"),
+        pytest.param("go unsafe- ", "", id="a space after it settles it"),
+        pytest.param("a.", ".", id="a lone dot waits for what follows"),
+        pytest.param("a.b", "", id="a dot with a word after it is final"),
     ],
 )
 def test_hold_keeps_only_an_end_that_can_begin_a_banned_string(text: str, held: str) -> None:
     from sentinel_runtime.guardrails.scanners import ban_substrings
 
-    params = ban_substrings.BanSubstringsParams(substrings=["top secret", "Do Not Distribute"])
+    params = ban_substrings.BanSubstringsParams(
+        substrings=["top secret", "Do Not Distribute", "unsafe-", "."]
+    )
     scanner = ban_substrings.build(params, True)
     assert text[scanner.hold(text) :] == held

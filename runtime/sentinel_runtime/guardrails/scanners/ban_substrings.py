@@ -1,5 +1,16 @@
 """``ban_substrings`` scanner: exact substrings, as plain text or whole words (docs/contracts.md).
 
+``match_type: word`` has the contract's meaning, which is llm-guard's (KAITO builds llm-guard's
+BanSubstrings): a substring matches where ``\\b`` + the escaped substring + ``\\b`` does. A
+``\\b`` is a change between a word character and a non-word one (or the text's edge), so the
+boundary a substring needs depends on its own first and last characters: "secret" must not
+touch a word character on either side, while "unsafe-" must be followed by one ("unsafe-x"
+matches, "unsafe- x" does not) and "." must sit between two ("a.b"). Case-insensitive
+matching is ``re.IGNORECASE``, llm-guard's lower-casing of both sides in effect. Redaction
+replaces the matches found, and only them: llm-guard also replaces the substring where it
+occurs without its boundaries ("secrets" beside a banned word "secret"), which a stream
+could not take back once sent, so Sentinel leaves such words alone.
+
 All substrings compile into one alternation, so a text is walked once however long the
 list is. For streaming, an Aho-Corasick trie of the substrings (``pyahocorasick``) tells how
 much of a text's end could still begin one (:meth:`BanSubstringsScanner.hold`).
@@ -10,7 +21,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 import ahocorasick
 from pydantic import Field, field_validator
@@ -28,10 +39,20 @@ CASED_LIMIT = 0x20000
 
 
 class BanSubstringsParams(ScannerParams):
+    # The policy drops an unusable item of these lists (an empty string, a number, null)
+    # rather than the scanner, as the contract's parser does (guardrails/policy.py).
+    item_lists: ClassVar[tuple[str, ...]] = ("substrings",)
+
     substrings: list[str] = Field(min_length=1)
     match_type: Literal["str", "word"] = "word"
     case_sensitive: bool = False
     contains_all: bool = False
+
+    @field_validator("match_type", mode="before")
+    @classmethod
+    def _any_case(cls, value: Any) -> Any:
+        # The contract's parser lower-cases match_type: "WORD" is "word".
+        return value.lower() if isinstance(value, str) else value
 
     @field_validator("substrings")
     @classmethod
@@ -63,7 +84,8 @@ class BanSubstringsScanner:
     def hold(self, text: str) -> int:
         """The start of the longest end of ``text`` that begins a banned substring: only it
         can still become a match (a whole substring at the end waits for the character
-        that tells whether it ends a word)."""
+        that tells whether its closing ``\\b`` holds). A match that starts later needs no
+        hold: its opening ``\\b`` reads a character already final."""
         tail = text[-self.longest :].translate(self.fold)
         for start in range(len(tail)):
             # A trie key (or a prefix of one) equal to this end of the text.
@@ -84,8 +106,15 @@ class BanSubstringsScanner:
         )
 
 
-def _compile(alternatives: str, params: BanSubstringsParams) -> re.Pattern[str]:
-    body = rf"(?<!\w)(?:{alternatives})(?!\w)" if params.match_type == "word" else alternatives
+def _alternative(substring: str, match_type: str) -> str:
+    escaped = re.escape(substring)
+    # Each substring gets its own \b pair, as a search per substring would: "C++" then needs
+    # a word character after it, "secret" a non-word one.
+    return rf"\b{escaped}\b" if match_type == "word" else escaped
+
+
+def _compile(substrings: list[str], params: BanSubstringsParams) -> re.Pattern[str]:
+    body = "|".join(_alternative(s, params.match_type) for s in substrings)
     return re.compile(body, 0 if params.case_sensitive else re.IGNORECASE)
 
 
@@ -125,8 +154,8 @@ def build(params: BanSubstringsParams, rewrite: bool) -> BanSubstringsScanner:
     ordered = sorted(set(params.substrings), key=len, reverse=True)
     fold = {} if params.case_sensitive else case_fold(ordered)
     return BanSubstringsScanner(
-        pattern=_compile("|".join(re.escape(s) for s in ordered), params),
-        each=tuple(_compile(re.escape(s), params) for s in ordered),
+        pattern=_compile(ordered, params),
+        each=tuple(_compile([s], params) for s in ordered),
         contains_all=params.contains_all,
         rewrite=rewrite,
         prefixes=_trie(ordered, fold),
@@ -139,5 +168,5 @@ SCANNER = ScannerType(
     name="ban_substrings",
     params=BanSubstringsParams,
     build=build,
-    summary="exact substrings (match_type str) or whole words (match_type word)",
+    summary="exact substrings (match_type str) or between \\b boundaries (match_type word)",
 )
