@@ -96,6 +96,38 @@ def test_search_mode_matches_inside_text_where_fullmatch_does_not() -> None:
 
 
 @pytest.mark.parametrize(
+    ("spelling", "meaning"),
+    [
+        pytest.param("FullMatch", "fullmatch", id="FullMatch"),
+        pytest.param("FULLMATCH", "fullmatch", id="FULLMATCH"),
+        pytest.param("Search", "search", id="Search"),
+        pytest.param("ALL", "all", id="ALL"),
+    ],
+)
+def test_match_type_is_accepted_in_any_case(spelling: str, meaning: str) -> None:
+    # The contract's parser lower-cases match_type (docs/contracts.md).
+    params = RegexParams.model_validate({"patterns": ["x"], "match_type": spelling})
+    assert params.match_type == meaning
+
+
+def test_match_type_case_changes_nothing_but_the_spelling() -> None:
+    text = "SSN 123-45-6789"
+    pattern = [r"\d{3}-\d{2}-\d{4}"]
+    assert scan(text, patterns=pattern, match_type="FullMatch").valid
+    assert scan("123-45-6789", patterns=pattern, match_type="FullMatch").text == REDACTION
+
+
+def test_match_type_all_redacts_every_match_as_search_does() -> None:
+    # llm-guard's "all" redacts every match of the first matching pattern; Sentinel's search
+    # already redacts every match of every pattern, so "all" is that too.
+    text = "foo1 bar foo2 baz3"
+    patterns = [r"foo\d", r"baz\d"]
+    expected = f"{REDACTION} bar {REDACTION} {REDACTION}"
+    assert scan(text, patterns=patterns, match_type="all").text == expected
+    assert scan(text, patterns=patterns).text == expected
+
+
+@pytest.mark.parametrize(
     ("text", "valid"),
     [
         pytest.param("OK: the deployment finished", True, id="allowed-pattern-present"),

@@ -9,7 +9,7 @@ redacted.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 import regex
 from pydantic import Field, field_validator
@@ -36,9 +36,22 @@ PROBE_LENGTH = 1024
 
 
 class RegexParams(ScannerParams):
+    # The policy drops an unusable item of these lists (an empty string, a number, null)
+    # rather than the scanner, as the contract's parser does (guardrails/policy.py). A
+    # pattern that does not compile still skips the scanner, as it does there.
+    item_lists: ClassVar[tuple[str, ...]] = ("patterns",)
+
     patterns: list[str] = Field(min_length=1)
-    match_type: Literal["search", "fullmatch"] = "search"
+    # llm-guard's match types, which the contract's parser accepts in any case. "all" (every
+    # match of a pattern) is what "search" already does here: every match is redacted.
+    match_type: Literal["search", "fullmatch", "all"] = "search"
     is_blocked: bool = True
+
+    @field_validator("match_type", mode="before")
+    @classmethod
+    def _any_case(cls, value: Any) -> Any:
+        # "FullMatch" is "fullmatch", as the contract's parser lower-cases match_type.
+        return value.lower() if isinstance(value, str) else value
 
     @field_validator("patterns")
     @classmethod
