@@ -354,6 +354,145 @@ def test_invalid_block_message_falls_back(value: str) -> None:
     assert events_of(policy) == [INVALID_BLOCK_MESSAGE]
 
 
+# --- items of a list field: one bad item costs that item, not the scanner -----------------
+
+
+@pytest.mark.parametrize(
+    ("field", "scanner_type", "items", "kept", "dropped"),
+    [
+        pytest.param(
+            "patterns",
+            "regex",
+            "['https?://\\S+', '', 123, null]",
+            [r"https?://\S+"],
+            [1, 2, 3],
+            id="regex-empty-number-null",
+        ),
+        pytest.param(
+            "substrings",
+            "ban_substrings",
+            "[secret, null, '']",
+            ["secret"],
+            [1, 2],
+            id="ban-substrings-null-empty",
+        ),
+        pytest.param(
+            "substrings",
+            "ban_substrings",
+            "[true, 1.5, {a: 1}, [x], Keep]",
+            ["Keep"],
+            [0, 1, 2, 3],
+            id="boolean-float-mapping-list",
+        ),
+        pytest.param(
+            "substrings",
+            "ban_substrings",
+            "[42, ' ', '7']",
+            [" ", "7"],
+            [0],
+            id="numbers-are-dropped-not-turned-into-strings",
+        ),
+    ],
+)
+def test_a_bad_item_is_dropped_with_a_diagnostic(
+    field: str, scanner_type: str, items: str, kept: list[str], dropped: list[int]
+) -> None:
+    # The contract's parser keeps the non-empty strings of the list (docs/contracts.md).
+    policy = single(f"type: {scanner_type}\n{field}: {items}")
+    assert policy.skipped == ()
+    assert [getattr(s.params, field) for s in policy.scanners] == [kept]
+    assert events_of(policy) == [INVALID_CONFIG] * len(dropped)
+    for position, diagnostic in zip(dropped, policy.diagnostics, strict=True):
+        fields = dict(diagnostic.fields)
+        assert fields["type"] == scanner_type
+        assert (fields["field"], fields["item"], fields["index"]) == (field, position, 0)
+        assert fields["effect"] == "item dropped"
+        assert fields["error"].startswith(f"{field}[{position}] is ")
+
+
+@pytest.mark.parametrize(
+    ("item", "said"),
+    [
+        pytest.param("''", "an empty string", id="empty"),
+        pytest.param("null", "null", id="null"),
+        pytest.param("7", "a number", id="number"),
+        pytest.param("false", "a boolean", id="boolean"),
+        pytest.param("{a: 1}", "a mapping", id="mapping"),
+        pytest.param("[a]", "a list", id="list"),
+    ],
+)
+def test_a_dropped_item_diagnostic_says_what_it_was(item: str, said: str) -> None:
+    policy = single(f"type: ban_substrings\nsubstrings: [ok, {item}]")
+    assert dict(policy.diagnostics[0].fields)["error"].startswith(f"substrings[1] is {said};")
+
+
+def test_a_list_of_only_bad_items_skips_the_scanner() -> None:
+    policy = single("type: regex\npatterns: ['', null, 3]")
+    assert policy.scanners == ()
+    assert [s.type for s in policy.skipped] == ["regex"]
+    assert events_of(policy) == [INVALID_CONFIG] * 4  # three items, then the scanner
+    assert "effect" not in dict(policy.diagnostics[-1].fields)
+
+
+def test_one_uncompilable_pattern_still_skips_the_regex_scanner() -> None:
+    # Only unusable items (not strings, empty) are dropped; a string that is not a regex
+    # makes the config invalid, as in the contract's parser.
+    policy = single("type: regex\npatterns: [ok, '(']")
+    assert policy.scanners == ()
+    assert events_of(policy) == [INVALID_CONFIG]
+
+
+def test_items_of_other_fields_are_not_filtered() -> None:
+    # Only the pattern and substring lists are item lists; detectors stay all-or-nothing.
+    policy = single("type: sensitive\ndetectors: [email, '']")
+    assert policy.scanners == ()
+
+
+# --- match_type in any case, invisible_text without fields ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("entry", "meaning"),
+    [
+        pytest.param("type: ban_substrings\nsubstrings: [a]\nmatch_type: WORD", "word", id="WORD"),
+        pytest.param("type: ban_substrings\nsubstrings: [a]\nmatchType: Str", "str", id="Str"),
+        pytest.param(
+            "type: regex\npatterns: [a]\nmatch_type: FullMatch", "fullmatch", id="FullMatch"
+        ),
+        pytest.param("type: regex\npatterns: [a]\nmatch-type: ALL", "all", id="ALL"),
+    ],
+)
+def test_match_type_in_any_case(entry: str, meaning: str) -> None:
+    policy = single(entry)
+    assert policy.diagnostics == ()
+    assert [s.params.match_type for s in policy.scanners] == [meaning]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        pytest.param("type: ban_substrings\nsubstrings: [a]\nmatch_type: words", id="ban"),
+        pytest.param("type: regex\npatterns: [a]\nmatch_type: match", id="regex"),
+    ],
+)
+def test_an_unknown_match_type_still_skips_the_scanner(entry: str) -> None:
+    policy = single(entry)
+    assert policy.scanners == ()
+    assert events_of(policy) == [INVALID_CONFIG]
+
+
+def test_invisible_text_with_a_field_is_skipped_as_an_invalid_config() -> None:
+    policy = parse_policy(
+        "scanners:\n  - type: invisible_text\n    strict: true\n"
+        "  - type: invisible_text\n    action: block\n    failMode: open\n"
+    )
+    assert [(s.index, s.action, s.fail_mode) for s in policy.scanners] == [(1, "block", "open")]
+    assert [(s.index, s.type) for s in policy.skipped] == [(0, "invisible_text")]
+    # One diagnostic: the field makes the config invalid (not an ignored unknown field too).
+    assert events_of(policy) == [INVALID_CONFIG]
+    assert "strict" in dict(policy.diagnostics[0].fields)["error"]
+
+
 def test_unknown_fields_are_reported_but_ignored() -> None:
     policy = parse_policy("colour: blue\nscanners:\n  - type: json\n    flavour: strict\n")
     assert [s.type for s in policy.scanners] == ["json"]

@@ -262,8 +262,13 @@ def _scanner(
     fail_mode = fail_mode.strip().lower()
 
     config = {k: v for k, v in fields.items() if k not in _ENTRY_KEYS}
+    for name in getattr(definition.params, "item_lists", ()):
+        if name in config:
+            config[name] = _usable_items(config[name], scanner_type, index, name, diagnostics)
     known = set(definition.params.model_fields)
-    for key in sorted(set(config) - known):
+    # A type that forbids unknown fields reports them as its invalid config instead.
+    forbids = definition.params.model_config.get("extra") == "forbid"
+    for key in sorted(set(config) - known) if not forbids else ():
         diagnostics.append(
             Diagnostic(
                 events.POLICY_UNKNOWN_FIELD, {"field": key, "scope": scanner_type, "index": index}
@@ -290,6 +295,48 @@ def _scanner(
             )
         )
     return spec
+
+
+_YAML_KINDS = {bool: "a boolean", int: "a number", float: "a number", dict: "a mapping"}
+
+
+def _usable_items(
+    value: Any, scanner_type: str, index: int, name: str, diagnostics: list[Diagnostic]
+) -> Any:
+    """The non-empty strings of a list field, each other item dropped with a diagnostic.
+
+    The contract's parser keeps a list's non-empty strings and drops the rest (an empty
+    string, a number, null: numbers are not turned into strings), so one bad item costs
+    that item, not the scanner. A value that is not a list is left to the params model;
+    a list left empty skips the scanner as before.
+    """
+    if not isinstance(value, list):
+        return value
+    kept: list[str] = []
+    for position, item in enumerate(value):
+        if isinstance(item, str) and item:
+            kept.append(item)
+            continue
+        if isinstance(item, str):
+            problem = "an empty string"
+        elif item is None:
+            problem = "null"
+        else:
+            problem = _YAML_KINDS.get(type(item), f"a {type(item).__name__}")
+        diagnostics.append(
+            Diagnostic(
+                events.POLICY_INVALID_SCANNER_CONFIG,
+                {
+                    "type": scanner_type,
+                    "index": index,
+                    "field": name,
+                    "item": position,
+                    "error": f"{name}[{position}] is {problem}; only non-empty strings are kept",
+                    "effect": "item dropped",
+                },
+            )
+        )
+    return kept
 
 
 def _validation_summary(exc: ValidationError) -> str:
