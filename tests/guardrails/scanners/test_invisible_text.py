@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from sentinel_runtime.guardrails.scanners import REGISTRY
 from sentinel_runtime.guardrails.scanners.base import ScanResult
@@ -20,7 +21,22 @@ def test_registered_under_seed_name() -> None:
 
 def test_has_no_config_fields() -> None:
     assert InvisibleTextParams.model_fields == {}
-    assert InvisibleTextParams.model_validate({"anything": 1}).can_redact()
+    assert InvisibleTextParams.model_validate({}).can_redact()
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        pytest.param({"anything": 1}, id="unknown-field"),
+        pytest.param({"redact_mode": "all"}, id="another-type's-field"),
+        pytest.param({"enabled": True}, id="boolean-field"),
+    ],
+)
+def test_any_field_is_an_invalid_config(config: dict[str, object]) -> None:
+    # Unlike the other types, which ignore unknown fields, an invisible_text entry with a
+    # field of its own is invalid (the contract's parser rejects it: docs/contracts.md).
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+        InvisibleTextParams.model_validate(config)
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import regex
+from pydantic import ConfigDict
 
 from sentinel_runtime.guardrails.scanners.base import ScannerParams, ScannerType, ScanResult
 
@@ -18,7 +19,12 @@ INVISIBLE = regex.compile(r"[\p{Cf}\p{Co}\p{Cn}\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x
 
 
 class InvisibleTextParams(ScannerParams):
-    pass
+    """No fields. Unlike the other types, whose unknown keys are reported and ignored, an
+    entry with any field of its own is an invalid config and skips the scanner, as the
+    contract's parser treats it (docs/contracts.md; ``failMode`` and ``action`` are entry
+    keys, not fields)."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 @dataclass(frozen=True)
