@@ -147,9 +147,51 @@ def test_repair_false_reports_broken_json_without_rewriting() -> None:
     assert JsonParams.model_validate({"repair": False}).can_redact() is False
 
 
-def test_block_action_does_not_rewrite() -> None:
-    text = '{"a": 1,}'
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('{"a": 1, "b": 2', id="unclosed-object"),
+        pytest.param('{"a": 1,}', id="trailing-comma"),
+        pytest.param("x {'a': True} y", id="python-literals-in-prose"),
+    ],
+)
+def test_a_block_that_repairs_passes_under_block_unchanged(text: str) -> None:
+    # llm-guard's scanner (KAITO's) counts a repaired block as valid JSON whatever the
+    # action: under block the answer goes out as written, neither blocked nor rewritten.
+    assert scan(text, rewrite=False) == ScanResult(text, True, -1.0)
+
+
+def test_under_block_an_unrepairable_block_is_still_a_hit() -> None:
+    text = 'a {"ok": 1,} b {not json} c'
     assert scan(text, rewrite=False) == ScanResult(text, False, 1.0)
+
+
+def test_under_block_repair_false_judges_without_repair() -> None:
+    text = '{"a": 1,}'
+    assert scan(text, rewrite=False, repair=False) == ScanResult(text, False, 1.0)
+
+
+def test_an_unclosed_object_that_cannot_be_repaired_is_a_hit() -> None:
+    # An answer cut off inside its JSON is judged (llm-guard's brace matching would not see
+    # it): prose after an opening brace is no JSON object.
+    for rewrite in (True, False):
+        assert scan("Result: {not json", rewrite=rewrite) == ScanResult(
+            "Result: {not json", False, 1.0
+        )
+
+
+@pytest.mark.parametrize(
+    ("text", "required", "valid"),
+    [
+        pytest.param('{"a": 1,} and {"b": 2', 2, True, id="repaired-blocks-count"),
+        pytest.param('{"a": 1,} and {"b": 2', 3, False, id="too-few-even-repaired"),
+        pytest.param('{"a": 1} and {nope}', 1, False, id="a-broken-one-is-still-a-hit"),
+    ],
+)
+def test_required_elements_counts_blocks_that_parse_or_repair(
+    text: str, required: int, valid: bool
+) -> None:
+    assert scan(text, rewrite=False, required_elements=required).valid is valid
 
 
 @pytest.mark.parametrize(

@@ -1,18 +1,25 @@
 """``json`` scanner: JSON in the output must parse (docs/contracts.md; llm-guard's semantics).
 
 Every top-level ``{...}`` object in the text is a candidate (as llm-guard, so prose like
-"[citation needed]" is not judged as JSON). A hit is a
-candidate that does not parse (and cannot be repaired when ``repair`` is on), or fewer
-than ``required_elements`` valid blocks. With ``repair``, a redact hit returns the text
-with broken blocks replaced by their repaired form; text without JSON and with
-``required_elements: 0`` is valid.
+"[citation needed]" is not judged as JSON), and so is an object still open at the end of the
+text, which llm-guard's brace matching does not see: an answer cut off inside its JSON is
+judged, not waved through. A hit is a candidate that does not parse and cannot be repaired
+(with ``repair: false``, one that does not parse), or fewer than ``required_elements``
+candidates that parse or repair. A candidate that repairs is not a hit, whatever the action,
+as in llm-guard's scanner, which KAITO uses: ``{"a": 1, "b": 2`` passes under ``block`` too.
+Text without JSON and with ``required_elements: 0`` is valid.
+
+What Sentinel adds is the delivery: under ``action: redact`` with ``repair``, the repaired
+form of each broken block is sent, which the engine counts as a redaction; KAITO validates
+with the repair but sends the text as written. Under ``block`` nothing is rewritten.
 
 Repair is json-repair's, the library llm-guard's own JSON scanner delegates to (quotes,
 Python literals, trailing or missing commas, comments, unquoted keys, missing closers).
 A repair counts only when it yields a JSON object, as the candidate was one, and keeps every
 word of the block: json-repair makes ``["curly braces}"]`` of "{curly braces}" (0.64) or
 ``{}`` (0.44, the version llm-guard pins), and ``{"a": 1}`` of ``{"a": 1, "b"}``; each of
-those is prose or lost data, not a repair, so the block stays a hit for the action.
+those is prose or lost data, not a repair, so the block stays a hit for the action (llm-guard
+takes any repair that parses: a deliberate difference).
 """
 
 from __future__ import annotations
@@ -122,34 +129,38 @@ def repair(block: str) -> str | None:
 class JsonScanner:
     required_elements: int
     repair: bool
+    # Under action: redact, repaired blocks are delivered (never under block).
+    rewrite: bool = False
 
     def scan(self, text: str) -> ScanResult:
-        spans = candidates(text) if "{" in text else []
-        if len(spans) < self.required_elements:
-            return ScanResult(text, False, 1.0)
         pieces: list[str] = []
         cursor = 0
-        broken = repaired_all = 0
-        for start, end in spans:
+        valid = broken = 0
+        for start, end in candidates(text) if "{" in text else []:
             block = text[start:end]
             if _parses(block):
+                valid += 1
                 continue
-            broken += 1
             fixed = repair(block) if self.repair else None
-            if fixed is not None:
-                repaired_all += 1
+            if fixed is None:
+                broken += 1
+                continue
+            valid += 1
+            if self.rewrite:
                 pieces.extend((text[cursor:start], fixed))
                 cursor = end
-        if not broken:
+        if broken or valid < self.required_elements:
+            return ScanResult(text, False, 1.0)  # left to the action
+        if not pieces:
             return ScanResult.clean(text)
-        if repaired_all < broken:
-            return ScanResult(text, False, 1.0)  # unrepairable: left to the action
         pieces.append(text[cursor:])
         return ScanResult("".join(pieces), False, 1.0)
 
 
 def build(params: JsonParams, rewrite: bool) -> JsonScanner:
-    return JsonScanner(required_elements=params.required_elements, repair=params.repair and rewrite)
+    return JsonScanner(
+        required_elements=params.required_elements, repair=params.repair, rewrite=rewrite
+    )
 
 
 SCANNER = ScannerType(
