@@ -23,7 +23,9 @@ END = regex.compile(r"-----END " + _LABEL)
 _BREAK = r"(?:\r?\n|\\r?\\n)[ \t]*"
 # What a PEM body line can be: base64, or an RFC 1421 / OpenSSH header.
 _BODY_LINE = r"(?:[A-Za-z0-9+/=]{1,128}|(?:Proc-Type|DEK-Info|Comment|Version): [^\r\n\\]{0,200})"
-BODY_AFTER = regex.compile(f"(?:{_BREAK}(?:{_BODY_LINE})?)*")
+# Whole lines only: "That is all." after a block cut short is not part of its body.
+_LINE_END = r"(?=[ \t]*(?:\r?\n|\\r?\\n|\Z|\"))"
+BODY_AFTER = regex.compile(f"(?:{_BREAK}(?:{_BODY_LINE}{_LINE_END})?)*")
 _BODY_LINE_WHOLE = regex.compile(f"{_BODY_LINE}?")
 _BREAK_BACK = regex.compile(_BREAK[: -len("[ \\t]*")] + r"[ \t]*\Z")
 # The longest block looked for: an 8192-bit RSA key is about 6.5 KB of PEM.
@@ -65,6 +67,19 @@ def _body_before(text: str, end_start: int) -> int:
     return start
 
 
+def _trimmed(text: str, body: regex.Match[str]) -> int:
+    """The end of a body without the line breaks after its last line."""
+    stop = body.end()
+    while stop > body.start():
+        if text[stop - 1] in " \t\r\n":
+            stop -= 1
+        elif text.endswith(("\\n", "\\r"), body.start(), stop):
+            stop -= 2
+        else:
+            break
+    return stop
+
+
 # The end of the text may be a BEGIN or END line still being written.
 PARTIAL_MARKER = regex.compile(r"-{1,5}(?:(?:B|E)[A-Z ]{0,60}-{0,4})?\Z")
 
@@ -75,7 +90,7 @@ def find(text: str) -> Iterator[Detection]:
         if blocks and begin.start() < blocks[-1][1]:
             continue
         end = END.search(text, begin.end(), min(len(text), begin.end() + MAX_BLOCK))
-        stop = end.end() if end is not None else BODY_AFTER.match(text, begin.end()).end()
+        stop = end.end() if end is not None else _trimmed(text, BODY_AFTER.match(text, begin.end()))
         blocks.append((begin.start(), stop))
         yield Detection(NAME, begin.start(), stop)
     for end in END.finditer(text):
