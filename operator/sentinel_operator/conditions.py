@@ -1,7 +1,8 @@
 """Status conditions as pure functions: one condition type per meaning, True/False/Unknown.
 
 ``lastTransitionTime`` moves only when a condition's status changes, so a steady state does
-not churn the object. ``Ready`` is derived from the four component conditions.
+not churn the object. ``Ready`` is derived from the component conditions, and ``changes``
+says which condition changes a person should see as a Kubernetes Event.
 """
 
 from __future__ import annotations
@@ -13,10 +14,21 @@ from sentinel_operator import crd
 
 READY = "Ready"
 POLICY_READY = "PolicyReady"
+SECRETS_READY = "SecretsReady"
 STORAGE_READY = "StorageReady"
 DEPLOYMENT_READY = "DeploymentReady"
 SERVICE_READY = "ServiceReady"
-COMPONENTS = (POLICY_READY, STORAGE_READY, DEPLOYMENT_READY, SERVICE_READY)
+# In the order Ready looks at them: the first one not True gives Ready its reason, so a cause
+# (an invalid policy, a missing Secret) comes before its symptom (replicas not ready).
+COMPONENTS = (POLICY_READY, SECRETS_READY, STORAGE_READY, DEPLOYMENT_READY, SERVICE_READY)
+# Components whose Unknown (or absence) does not hold Ready back: SecretsReady is Unknown when
+# the operator may not look at Secrets, and then the Deployment's readiness tells the truth.
+ADVISORY = frozenset({SECRETS_READY})
+# Reasons that are the ordinary course of a rollout, not news: no Event for them.
+QUIET_REASONS = frozenset({"ReplicasNotReady", "RolloutPending", "Pending", "DeploymentMissing"})
+# Event types (Kubernetes knows these two).
+NORMAL = "Normal"
+WARNING = "Warning"
 
 
 def now() -> str:
@@ -64,6 +76,8 @@ def ready(conditions: list[dict[str, Any]], generation: int | None) -> dict[str,
     by_type = {c["type"]: c for c in conditions}
     for type_ in COMPONENTS:
         component = by_type.get(type_)
+        if type_ in ADVISORY and (component is None or component["status"] == "Unknown"):
+            continue
         if component is None or component["status"] == "Unknown":
             reason = component["reason"] if component else "Pending"
             return condition(READY, None, reason, f"{type_}: waiting", generation)
@@ -75,6 +89,44 @@ def ready(conditions: list[dict[str, Any]], generation: int | None) -> dict[str,
         READY,
         True,
         "AllComponentsReady",
-        "policy, storage, deployment and service are ready",
+        "policy, secrets, storage, deployment and service are ready",
         generation,
     )
+
+
+def changes(
+    old: list[dict[str, Any]] | None,
+    new: list[dict[str, Any]] | None,
+    types: tuple[str, ...] = COMPONENTS,
+) -> list[tuple[str, str, str]]:
+    """(Event type, reason, message) for each condition change a person should see, from the
+    conditions before a status write and after it. A condition that stays as it was says
+    nothing, so a persisting problem is announced once, not at every pass (and not again after
+    an operator restart: the old conditions are the stored ones).
+
+    - a condition becomes False or Unknown, or its reason or message changes while it is:
+      a Warning with its reason (rollout progress, ``QUIET_REASONS``, excepted);
+    - a condition that was False or Unknown (with a reason worth a Warning) becomes True:
+      a Normal Event with its new reason, saying what it recovered from.
+    """
+    before = {c["type"]: c for c in old or []}
+    said: list[tuple[str, str, str]] = []
+    for made in new or []:
+        type_ = made["type"]
+        if type_ not in types:
+            continue
+        was = before.get(type_)
+        key = (made["status"], made["reason"], made["message"])
+        if was is not None and (was.get("status"), was.get("reason"), was.get("message")) == key:
+            continue
+        if made["status"] != "True":
+            if made["reason"] not in QUIET_REASONS:
+                said.append((WARNING, made["reason"], f"{type_}: {made['message']}"))
+        elif (
+            was is not None
+            and was.get("status") != "True"
+            and was.get("reason") not in QUIET_REASONS
+        ):
+            message = f"{type_} is True again (was {was.get('reason')}): {made['message']}"
+            said.append((NORMAL, made["reason"], message))
+    return said

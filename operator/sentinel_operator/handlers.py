@@ -1,16 +1,31 @@
-"""kopf handlers: thin wiring from Kubernetes events to ``reconcile`` (create, update,
-resume and a resync timer share one function), plus the watches that keep status honest:
-owned Deployments for readiness, and the policy ConfigMaps engines use for policy edits
-(``sentinel_policy_users`` indexes them; other ConfigMaps never reach a handler). No deletion
-handler: owned objects go by garbage collection and the copied policy ConfigMap stays, so no
-finalizer."""
+"""kopf handlers: thin wiring from Kubernetes events to ``reconcile``, plus the watches that
+keep the engine's objects and status honest.
+
+- RAGEngines: create, resume and spec updates share one reconcile.
+- Owned Deployments and Services (label-selected): a deletion or a hand edit is repaired at
+  once (``reconcile.repair_*``), and the Deployment's status gives DeploymentReady.
+- Policy ConfigMaps that engines use (``sentinel_policy_users`` indexes them; other
+  ConfigMaps never reach a handler): an edit is judged again, a deleted copy is made again.
+
+No timer and no daemon: kopf puts a finalizer on every object a timer or daemon serves, and
+that finalizer outlives the operator (an engine could not be deleted after ``helm
+uninstall``). Nothing here needs one either: owned objects go by garbage collection and the
+copied policy ConfigMap stays. kopf removes its finalizer from engines an older operator
+left one on. What no watch reports (a Secret, which the operator may get but not watch; the
+policy template in its own namespace; a repair that failed) is checked again every
+RESYNC_SECONDS for the engines whose status waits on it, by one task of this process.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import kopf
+from kubernetes.client.rest import ApiException
 from pydantic import ValidationError
 
 from sentinel_operator import crd, k8s, manifests, metrics, reconcile
@@ -19,6 +34,10 @@ from sentinel_operator.config import OperatorSettings
 SETTINGS = OperatorSettings()
 RESOURCE = (crd.GROUP, crd.VERSION, crd.PLURAL)
 OWNED = {"app.kubernetes.io/managed-by": "sentinel-operator"}
+LOG = logging.getLogger(__name__)
+# The periodic re-check: started by the first engine event (so that it posts Events the way
+# handlers do), stopped at cleanup.
+_RECHECKS: dict[str, asyncio.Task[None]] = {}
 
 
 @kopf.on.startup()
@@ -30,6 +49,13 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.posting.level = logging.WARNING
     settings.watching.server_timeout = 270
     SETTINGS.operator_namespace()  # fail at start, not at the first engine
+
+
+@kopf.on.cleanup()
+async def stop_rechecks(**_: Any) -> None:
+    for task in _RECHECKS.values():
+        task.cancel()
+    _RECHECKS.clear()
 
 
 def _post(body: dict[str, Any], notices: list[reconcile.Notice]) -> None:
@@ -46,31 +72,113 @@ def sentinel_engine_readiness(name: str, namespace: str, status: kopf.Status, **
     return {ready: (namespace, name)}
 
 
+@kopf.index(*RESOURCE)
+def sentinel_engine_rechecks(
+    name: str, namespace: str, status: kopf.Status, **_: Any
+) -> dict[tuple[str, str], bool]:
+    """Engines whose status waits on something no watch reports (``reconcile.RECHECK_REASONS``)."""
+    return {(namespace, name): True} if reconcile.needs_recheck(dict(status)) else {}
+
+
 @kopf.on.resume(*RESOURCE)
 @kopf.on.create(*RESOURCE)
 @kopf.on.update(*RESOURCE, field="spec")
-@kopf.timer(*RESOURCE, interval=SETTINGS.RESYNC_SECONDS, idle=SETTINGS.RESYNC_SECONDS)
-def sentinel_ragengine_reconcile(
-    body: kopf.Body, sentinel_engine_readiness: kopf.Index, **_: Any
+def sentinel_ragengine_reconcile(body: kopf.Body, **_: Any) -> None:
+    _post(dict(body), reconcile.reconcile(dict(body), SETTINGS))
+
+
+@kopf.on.event(*RESOURCE)
+async def sentinel_engine_seen(
+    sentinel_engine_readiness: kopf.Index, sentinel_engine_rechecks: kopf.Index, **_: Any
 ) -> None:
-    notices = reconcile.reconcile(dict(body), SETTINGS)
-    _post(dict(body), notices)
+    """Every engine event (status writes included): the readiness gauge, and the re-check task,
+    started here so that it inherits kopf's Event posting from a handler's context."""
     for ready in ("True", "False", "Unknown"):
         metrics.ENGINES.labels(ready).set(len(sentinel_engine_readiness.get(ready, [])))
+    task = _RECHECKS.get("task")
+    if task is None or task.done():
+        _RECHECKS["task"] = asyncio.create_task(_recheck_forever(sentinel_engine_rechecks))
+
+
+async def _recheck_forever(waiting: kopf.Index) -> None:
+    while True:
+        await asyncio.sleep(SETTINGS.RESYNC_SECONDS)
+        for namespace, name in list(waiting):
+            try:
+                await asyncio.to_thread(_recheck, namespace, name)
+            except Exception:  # the next round tries again; one engine never stops the rest
+                LOG.exception("re-checking RAGEngine %s/%s failed", namespace, name)
+
+
+def _recheck(namespace: str, name: str) -> None:
+    engine = k8s.read_engine(namespace, name)
+    if engine is not None:
+        with _unless_namespace_terminates():
+            _post(engine, reconcile.reconcile(engine, SETTINGS))
+
+
+class Owner(NamedTuple):
+    name: str
+    uid: str
+
+
+def _owner(body: kopf.Body) -> Owner | None:
+    for reference in body["metadata"].get("ownerReferences") or []:
+        if reference.get("kind") == crd.KIND and reference.get("controller"):
+            return Owner(str(reference["name"]), str(reference.get("uid", "")))
+    return None
+
+
+def _owning_engine(body: kopf.Body) -> dict[str, Any] | None:
+    """The live engine that owns ``body`` and has been reconciled once, or None."""
+    owner = _owner(body)
+    if owner is None:
+        return None
+    engine = k8s.read_engine(body["metadata"]["namespace"], owner.name)
+    if engine is None or engine["metadata"].get("uid") != owner.uid:
+        return None  # gone, or a new engine of the same name: the collector takes the old one
+    if (engine.get("status") or {}).get("observedGeneration") is None:
+        return None  # its first reconcile is under way and applies everything itself
+    return engine
+
+
+@contextlib.contextmanager
+def _unless_namespace_terminates() -> Iterator[None]:
+    """A namespace being deleted takes the engine's objects before the engine: their DELETED
+    events are no drift, and putting them back is refused anyway."""
+    try:
+        yield
+    except ApiException as exc:
+        if not k8s.namespace_terminating(exc):
+            raise
+
+
+def _live(event: dict[str, Any], body: kopf.Body) -> dict[str, Any] | None:
+    """The owned object as the event shows it, None once it is deleted."""
+    return None if event.get("type") == "DELETED" else dict(body)
+
+
+def _going(event: dict[str, Any], body: kopf.Body) -> bool:
+    """Being deleted (a foreground deletion waits on its dependents): its DELETED event, not
+    this one, is when to put it back."""
+    return event.get("type") != "DELETED" and bool(body["metadata"].get("deletionTimestamp"))
 
 
 @kopf.on.event("apps", "v1", "deployments", labels=OWNED)
 def sentinel_deployment_watch(event: dict[str, Any], body: kopf.Body, **_: Any) -> None:
-    owner = _owner(body)
-    if owner is None:
-        return
-    namespace = body["metadata"]["namespace"]
-    if event.get("type") == "DELETED":
-        engine = k8s.read_engine(namespace, owner)
-        if engine is not None:  # deleted by hand: put it back
-            reconcile.reconcile(engine, SETTINGS)
-        return
-    reconcile.refresh_rollout(namespace, owner, dict(body))
+    engine = None if _going(event, body) else _owning_engine(body)
+    if engine is not None:
+        with _unless_namespace_terminates():
+            _post(engine, reconcile.repair_deployment(engine, _live(event, body), SETTINGS))
+
+
+@kopf.on.event("", "v1", "services", labels=OWNED)
+def sentinel_service_watch(event: dict[str, Any], body: kopf.Body, **_: Any) -> None:
+    engine = None if _going(event, body) else _owning_engine(body)
+    if engine is not None:
+        name = body["metadata"]["name"]
+        with _unless_namespace_terminates():
+            _post(engine, reconcile.repair_service(engine, name, _live(event, body), SETTINGS))
 
 
 @kopf.index(*RESOURCE)
@@ -91,8 +199,9 @@ def _used_policy(name: str, namespace: str, sentinel_policy_users: kopf.Index, *
     return (namespace, name) in sentinel_policy_users
 
 
-# Every ConfigMap in the watched namespaces still streams in (no label can single out a
-# user's referenced ConfigMap), but only those an engine uses reach the handler.
+# Every ConfigMap in the watched namespaces still streams in (kopf filters on the client side,
+# and no label can single out a user's referenced ConfigMap), but only those an engine uses
+# reach the handler: edits are judged again, and a deleted copy of the template is made again.
 @kopf.on.event("", "v1", "configmaps", when=_used_policy)
 def sentinel_policy_watch(
     name: str, namespace: str, sentinel_policy_users: kopf.Index, **_: Any
@@ -102,11 +211,5 @@ def sentinel_policy_watch(
         engine = k8s.read_engine(namespace, engine_name)
         if engine is None or (engine.get("status") or {}).get("observedGeneration") is None:
             continue  # gone, or not reconciled yet: its first reconcile judges the policy anyway
-        reconcile.refresh_policy(namespace, engine_name, engine, SETTINGS)
-
-
-def _owner(body: kopf.Body) -> str | None:
-    for reference in body["metadata"].get("ownerReferences") or []:
-        if reference.get("kind") == crd.KIND and reference.get("controller"):
-            return str(reference["name"])
-    return None
+        with _unless_namespace_terminates():
+            _post(engine, reconcile.refresh_policy(namespace, engine_name, engine, SETTINGS))

@@ -18,6 +18,20 @@ from sentinel_operator import crd
 FIELD_MANAGER = "sentinel-operator"
 APPLY = "application/apply-patch+yaml"
 CONFLICT_RETRIES = 5
+# A GET answered with the object's metadata only (PartialObjectMetadata): the operator learns
+# whether a Secret exists without ever receiving its data. Without a fallback media type in
+# the header, a server that could not answer so would refuse (406) rather than send the data.
+METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+
+
+def namespace_terminating(exc: Exception) -> bool:
+    """A write refused because its namespace is being deleted: the namespace controller is
+    removing the engine's objects (and then the engine), so there is nothing to put back."""
+    return (
+        isinstance(exc, ApiException)
+        and exc.status == 403
+        and "NamespaceTerminating" in str(exc.body or "")
+    )
 
 
 def _plain(obj: Any) -> dict[str, Any]:
@@ -67,6 +81,28 @@ def create_config_map(
             return False
         raise
     return True
+
+
+def secret_exists(namespace: str, name: str) -> bool | None:
+    """Whether the Secret exists, by a metadata-only GET; None when the operator may not
+    ``get`` Secrets there (403), so that it can say "cannot check" instead of failing."""
+    try:
+        response = client.CoreV1Api().read_namespaced_secret(
+            name, namespace, _preload_content=False, _headers={"Accept": METADATA_ONLY}
+        )
+    except ApiException as exc:
+        if exc.status == 404:
+            return False
+        if exc.status == 403:
+            return None
+        raise
+    response.read()  # the metadata only; read so the connection can be reused
+    response.release_conn()
+    return True
+
+
+def read_service(namespace: str, name: str) -> dict[str, Any] | None:
+    return _found(lambda: client.CoreV1Api().read_namespaced_service(name, namespace))
 
 
 def read_deployment(namespace: str, name: str) -> dict[str, Any] | None:

@@ -427,3 +427,34 @@ def stale_services(engine: Engine, existing: list[dict[str, Any]]) -> list[str]:
             for ref in obj["metadata"].get("ownerReferences") or []
         )
     )
+
+
+def drift(desired: dict[str, Any], live: dict[str, Any]) -> list[str]:
+    """Where a live owned object no longer says what ``desired`` (as the builders made it) says,
+    as ``path: live value (want desired value)`` lines; empty when it still does.
+
+    ``desired`` must be contained in ``live``: the server adds defaults (probe thresholds,
+    ``defaultMode``, a NodePort, ...) that are no drift, and lists are compared item by item
+    (env, ports and volumes keep their order). Only the spec is compared; a difference the
+    server makes on its own (a normalised quantity, say) shows here too, which is why a repair
+    is judged by whether re-applying changed the object, not by this list alone.
+    """
+    found: list[str] = []
+    _contained(desired.get("spec") or {}, (live or {}).get("spec") or {}, "spec", found)
+    return found
+
+
+def _contained(want: Any, have: Any, path: str, found: list[str]) -> None:
+    if isinstance(want, dict) and isinstance(have, dict):
+        for key, value in want.items():
+            _contained(value, have.get(key), f"{path}.{key}", found)
+    elif isinstance(want, list) and isinstance(have, list) and len(want) == len(have):
+        for index, (item, other) in enumerate(zip(want, have, strict=True)):
+            _contained(item, other, f"{path}[{index}]", found)
+    elif want != have and not (want in ("", {}, []) and have is None):  # omitempty on the server
+        found.append(f"{path}: {_short(have)} (want {_short(want)})")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."

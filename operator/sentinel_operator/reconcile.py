@@ -1,12 +1,22 @@
-"""One RAGEngine's reconcile: policy ConfigMap, Deployment, Service, status. Never waits for a
-rollout; readiness arrives later through the Deployment watch (``handlers``)."""
+"""One RAGEngine's reconcile: policy ConfigMap, Secrets it references, Deployment, Service,
+status. Never waits for a rollout; readiness arrives later through the Deployment watch
+(``handlers``), and so does drift: the watches of the owned Deployment and Services call the
+``repair_*`` functions here, which put back what was changed or deleted by hand.
+
+Every status write goes through ``_write``, which turns the condition changes it makes into
+the Events a person should see (``conditions.changes``): a problem is announced once, when it
+appears or changes, and its end once, when it is gone.
+"""
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kubernetes.client.rest import ApiException
 from pydantic import ValidationError
 
 from sentinel_operator import (
@@ -17,9 +27,35 @@ from sentinel_operator import (
     metrics,
     policy_status,
     rollout,
+    secrets_status,
     storage_status,
 )
 from sentinel_operator.config import OperatorSettings
+
+LOG = logging.getLogger(__name__)
+
+# Reasons of Events for what the operator did (condition reasons live with their conditions).
+POLICY_COPIED = "PolicyCopied"
+SERVICE_DELETED = "ServiceDeleted"
+DRIFT_REPAIRED = "DriftRepaired"
+# Condition reasons written here.
+TEMPLATE_NOT_FOUND = "TemplateNotFound"
+INVALID_SPEC = "InvalidSpec"
+SERVICE_APPLIED = "ServiceApplied"
+SERVICE_MISSING = "ServiceMissing"
+# An engine whose status shows one of these waits on something no watch reports: a Secret (the
+# operator may get Secrets, never list or watch them), the policy template in the operator's
+# namespace (maybe outside the watched ones), or a repair that failed. The periodic re-check
+# (``handlers``) reconciles such engines every RESYNC_SECONDS; the others need no timer.
+RECHECK_REASONS = frozenset(
+    {
+        secrets_status.MISSING,
+        secrets_status.UNCHECKED,
+        TEMPLATE_NOT_FOUND,
+        SERVICE_MISSING,
+        "DeploymentMissing",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -29,6 +65,51 @@ class Notice:
     type: str  # Normal | Warning
     reason: str
     message: str
+
+
+def _write(
+    namespace: str,
+    name: str,
+    build: Callable[[dict[str, Any]], dict[str, Any]],
+    types: tuple[str, ...] = conditions.COMPONENTS,
+) -> list[Notice]:
+    """Write the status ``build(old_status)`` makes; the Events its condition changes call for.
+
+    Judged on the status the write replaced (conflicts are retried on fresh data), so two
+    writers never announce the same change twice."""
+    said: list[Notice] = []
+
+    def mutate(old: dict[str, Any]) -> dict[str, Any]:
+        new = build(old)
+        changes = conditions.changes(old.get("conditions"), new.get("conditions"), types)
+        said[:] = [Notice(*change) for change in changes]
+        return new
+
+    k8s.update_status(namespace, name, mutate)
+    return said
+
+
+def _with_conditions(old: dict[str, Any], updates: list[dict[str, Any]]) -> dict[str, Any]:
+    """``old`` status with ``updates`` merged in and Ready derived again."""
+    generation = old.get("observedGeneration")
+    merged = conditions.merge(old.get("conditions"), updates, conditions.now())
+    merged = conditions.merge(merged, [conditions.ready(merged, generation)], conditions.now())
+    return {**old, "conditions": merged}
+
+
+def build_engine(body: dict[str, Any], settings: OperatorSettings) -> manifests.Engine | None:
+    """The engine the builders work from, or None when its spec cannot be built (reconcile
+    reports why; the watches leave such an engine alone)."""
+    meta = body["metadata"]
+    try:
+        spec = crd.RAGEngineSpec.model_validate(body.get("spec") or {})
+    except ValidationError:
+        return None
+    if spec.query_service_name is None and manifests.name_problem(meta["name"]):
+        return None
+    return manifests.Engine(
+        meta["name"], meta["namespace"], meta["uid"], spec, settings.RUNTIME_IMAGE
+    )
 
 
 def _policy(
@@ -47,10 +128,9 @@ def _policy(
             message = (
                 f"policy template {manifests.POLICY_TEMPLATE} not found in namespace {source_ns}"
             )
-            notices.append(Notice("Warning", "TemplateNotFound", message))
             return policy_status.PolicyJudgement(
                 judgement.status,
-                {**judgement.condition, "reason": "TemplateNotFound", "message": message},
+                {**judgement.condition, "reason": TEMPLATE_NOT_FOUND, "message": message},
             )
         if k8s.create_config_map(
             engine.namespace,
@@ -59,19 +139,18 @@ def _policy(
             {"app.kubernetes.io/managed-by": "sentinel-operator"},
         ):
             notices.append(
-                Notice("Normal", "PolicyCopied", f"copied {name} from namespace {source_ns}")
+                Notice(
+                    conditions.NORMAL,
+                    POLICY_COPIED,
+                    f"copied {name} from namespace {source_ns}",
+                )
             )
         config_map = k8s.read_config_map(engine.namespace, name)
-    judgement = policy_status.judge(
+    return policy_status.judge(
         name,
         (config_map or {}).get("data"),
         found=config_map is not None,
     )
-    if judgement.condition["status"] != "True":
-        notices.append(
-            Notice("Warning", judgement.condition["reason"], judgement.condition["message"])
-        )
-    return judgement
 
 
 def _ref(engine: manifests.Engine) -> bool:
@@ -89,16 +168,17 @@ def _spec_errors(exc: ValidationError) -> str:
 def _mark_invalid(namespace: str, name: str, generation: Any, message: str) -> list[Notice]:
     """An engine that cannot be built is reported in status, not retried: only an edit helps."""
     metrics.RECONCILES.labels("invalid_spec").inc()
-    invalid = conditions.condition(conditions.READY, False, "InvalidSpec", message, generation)
-    seen: set[tuple[str, str]] = set()
+    invalid = conditions.condition(conditions.READY, False, INVALID_SPEC, message, generation)
 
     def mark_invalid(old: dict[str, Any]) -> dict[str, Any]:
-        seen.update(_said(old))
         merged = conditions.merge(old.get("conditions"), [invalid], conditions.now())
         return {**old, "observedGeneration": generation, "conditions": merged}
 
-    k8s.update_status(namespace, name, mark_invalid)
-    return _unsaid([Notice("Warning", "InvalidSpec", message)], seen)
+    return _write(namespace, name, mark_invalid, (conditions.READY,))
+
+
+def _deleting(body: dict[str, Any]) -> bool:
+    return bool(body["metadata"].get("deletionTimestamp"))
 
 
 def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
@@ -106,6 +186,8 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
     started = time.perf_counter()
     meta = body["metadata"]
     name, namespace, generation = meta["name"], meta["namespace"], meta.get("generation")
+    if _deleting(body):
+        return []  # its Deployment and Services go with it: nothing to put back
     notices: list[Notice] = []
     try:
         spec = crd.RAGEngineSpec.model_validate(body.get("spec") or {})
@@ -117,6 +199,9 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
     engine = manifests.Engine(name, namespace, meta["uid"], spec, settings.RUNTIME_IMAGE)
     try:
         judgement = _policy(engine, settings, notices)
+        secrets_condition = secrets_status.secrets_condition(
+            spec, namespace, k8s.secret_exists, generation
+        )
         k8s.apply(manifests.deployment(engine))
         for service in manifests.services(engine):
             k8s.apply(service)
@@ -124,32 +209,35 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
         owned = k8s.list_services(namespace, manifests.selector_text(engine))
         for stale in manifests.stale_services(engine, owned):
             k8s.delete_service(namespace, stale)
-            notices.append(Notice("Normal", "ServiceDeleted", f"deleted stale Service {stale}"))
+            notices.append(
+                Notice(conditions.NORMAL, SERVICE_DELETED, f"deleted stale Service {stale}")
+            )
         deployment = k8s.read_deployment(namespace, name)
     except Exception:
         metrics.RECONCILES.labels("error").inc()
         raise
     policy_condition = {**judgement.condition, "observedGeneration": generation}
     storage_condition = storage_status.storage_condition(engine, generation)
-    if storage_condition["status"] != "True":
-        notices.append(Notice("Warning", storage_condition["reason"], storage_condition["message"]))
     deployment_condition, ready_replicas = rollout.deployment_condition(deployment, generation)
     service_condition = conditions.condition(
         conditions.SERVICE_READY,
         True,
-        "ServiceApplied",
+        SERVICE_APPLIED,
         f"{spec.service_type} service {', '.join(engine.service_names)} on port "
         f"{manifests.RUNTIME_PORT}",
         generation,
     )
 
-    seen: set[tuple[str, str]] = set()
-
-    def mutate(old: dict[str, Any]) -> dict[str, Any]:
-        seen.update(_said(old))
+    def build(old: dict[str, Any]) -> dict[str, Any]:
         merged = conditions.merge(
             old.get("conditions"),
-            [policy_condition, storage_condition, deployment_condition, service_condition],
+            [
+                policy_condition,
+                secrets_condition,
+                storage_condition,
+                deployment_condition,
+                service_condition,
+            ],
             conditions.now(),
         )
         merged = conditions.merge(merged, [conditions.ready(merged, generation)], conditions.now())
@@ -165,63 +253,158 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
         # Absent, not null: the status schema has no nullable fields.
         return status | ({"policy": judgement.status} if judgement.status else {})
 
-    k8s.update_status(namespace, name, mutate)
+    notices += _write(namespace, name, build)
     metrics.RECONCILES.labels("success").inc()
     metrics.RECONCILE_DURATION.observe(time.perf_counter() - started)
-    return _unsaid(notices, seen)
+    return notices
 
 
-def _said(status: dict[str, Any]) -> set[tuple[str, str]]:
-    """(reason, message) pairs the status already shows: their Events were posted before."""
-    return {(c.get("reason", ""), c.get("message", "")) for c in status.get("conditions") or []}
-
-
-def _unsaid(notices: list[Notice], said: set[tuple[str, str]]) -> list[Notice]:
-    # The resync timer reconciles every engine each minute; a problem that persists is
-    # announced once, not once a minute.
-    return [n for n in notices if n.type == "Normal" or (n.reason, n.message) not in said]
-
-
-def refresh_rollout(namespace: str, name: str, deployment: dict[str, Any] | None) -> None:
+def refresh_rollout(namespace: str, name: str, deployment: dict[str, Any] | None) -> list[Notice]:
     """Deployment watch: recompute DeploymentReady and Ready from the Deployment's status."""
 
-    def mutate(old: dict[str, Any]) -> dict[str, Any]:
+    def build(old: dict[str, Any]) -> dict[str, Any]:
         generation = old.get("observedGeneration")
         if generation is None:
             return old  # not reconciled yet: its first reconcile reads the Deployment itself
         deployment_condition, ready_replicas = rollout.deployment_condition(deployment, generation)
-        merged = conditions.merge(old.get("conditions"), [deployment_condition], conditions.now())
-        merged = conditions.merge(merged, [conditions.ready(merged, generation)], conditions.now())
         return {
-            **old,
-            "conditions": merged,
+            **_with_conditions(old, [deployment_condition]),
             "replicas": rollout.replicas(deployment),
             "readyReplicas": ready_replicas,
         }
 
-    k8s.update_status(namespace, name, mutate)
+    return _write(namespace, name, build)
 
 
 def refresh_policy(
     namespace: str, name: str, engine_body: dict[str, Any], settings: OperatorSettings
-) -> None:
-    """ConfigMap watch: re-judge the engine's policy and update PolicyReady and Ready."""
-    spec = crd.RAGEngineSpec.model_validate(engine_body.get("spec") or {})
-    engine = manifests.Engine(
-        name, namespace, engine_body["metadata"]["uid"], spec, settings.RUNTIME_IMAGE
-    )
-    judgement = _policy(engine, settings, [])
+) -> list[Notice]:
+    """ConfigMap watch: re-judge the engine's policy (copying the template again if the
+    namespace's copy was deleted) and update PolicyReady and Ready."""
+    engine = build_engine(engine_body, settings)
+    if engine is None:
+        return []
+    notices: list[Notice] = []
+    judgement = _policy(engine, settings, notices)
 
-    def mutate(old: dict[str, Any]) -> dict[str, Any]:
+    def build(old: dict[str, Any]) -> dict[str, Any]:
         generation = old.get("observedGeneration")
         policy_condition = {**judgement.condition, "observedGeneration": generation}
-        merged = conditions.merge(old.get("conditions"), [policy_condition], conditions.now())
-        merged = conditions.merge(merged, [conditions.ready(merged, generation)], conditions.now())
-        status = {k: v for k, v in old.items() if k != "policy"}
-        return (
-            status
-            | {"conditions": merged}
-            | ({"policy": judgement.status} if judgement.status else {})
-        )
+        status = _with_conditions(old, [policy_condition])
+        status.pop("policy", None)
+        return status | ({"policy": judgement.status} if judgement.status else {})
 
-    k8s.update_status(namespace, name, mutate)
+    return notices + _write(namespace, name, build)
+
+
+def _repaired(kind: str, name: str, what: str) -> Notice:
+    metrics.DRIFT_REPAIRS.labels(kind).inc()
+    return Notice(conditions.NORMAL, DRIFT_REPAIRED, f"{kind} {name} {what}"[:1000])
+
+
+def repair_deployment(
+    engine_body: dict[str, Any], live: dict[str, Any] | None, settings: OperatorSettings
+) -> list[Notice]:
+    """Deployment watch: put back a deleted Deployment (a full reconcile) or the fields of the
+    engine's spec that were changed by hand (image, env, replicas, ports, ...), then refresh
+    DeploymentReady. ``live`` is the Deployment as the watch saw it, None once deleted.
+
+    Replicas follow ``spec.replicas`` of the engine, which ``kubectl scale rag`` and an
+    autoscaler change through the engine's scale subresource; scaling the Deployment itself
+    is drift like any other."""
+    engine = build_engine(engine_body, settings)
+    if engine is None or _deleting(engine_body):
+        return []
+    if live is None:
+        notices = reconcile(engine_body, settings)
+        return [_repaired("Deployment", engine.name, "was deleted; created it again"), *notices]
+    desired = manifests.deployment(engine)
+    if not manifests.drift(desired, live):
+        return refresh_rollout(engine.namespace, engine.name, live)
+    # The watch's copy may be older than what is stored (a spec change applied since): judge
+    # the stored object, so that only a difference that is really there is repaired.
+    fresh = k8s.read_deployment(engine.namespace, engine.name)
+    if fresh is None:
+        return []  # deleted meanwhile: its DELETED event brings it back
+    differences = manifests.drift(desired, fresh)
+    if not differences:
+        return refresh_rollout(engine.namespace, engine.name, fresh)
+    applied = k8s.apply(desired)
+    notices: list[Notice] = []
+    if _version(applied) != _version(fresh):  # else the server had only normalised a value
+        notices.append(
+            _repaired(
+                "Deployment",
+                engine.name,
+                f"had drifted: {'; '.join(differences)}; applied the engine's spec again",
+            )
+        )
+    return notices + refresh_rollout(engine.namespace, engine.name, applied)
+
+
+def repair_service(
+    engine_body: dict[str, Any],
+    service_name: str,
+    live: dict[str, Any] | None,
+    settings: OperatorSettings,
+) -> list[Notice]:
+    """Service watch: put back a Service of the engine that was deleted or changed by hand
+    (type, selector, ports). ServiceReady says False (ServiceMissing) while a repair fails;
+    the periodic re-check tries again then."""
+    engine = build_engine(engine_body, settings)
+    if engine is None or _deleting(engine_body) or service_name not in engine.service_names:
+        return []  # a stale Service the operator deleted itself, or nothing to compare with
+    desired = manifests.service(engine, service_name)
+    fresh: dict[str, Any] | None = None
+    if live is None:
+        what = "was deleted; created it again"
+    else:
+        if not manifests.drift(desired, live):
+            return []
+        fresh = k8s.read_service(engine.namespace, service_name)
+        if fresh is None:
+            return []  # deleted meanwhile: its DELETED event brings it back
+        differences = manifests.drift(desired, fresh)
+        if not differences:
+            return []
+        what = f"had drifted: {'; '.join(differences)}; applied the engine's spec again"
+    try:
+        applied = k8s.apply(desired)
+    except ApiException as exc:
+        if k8s.namespace_terminating(exc):
+            return []
+        LOG.warning("repairing Service %s/%s failed: %s", engine.namespace, service_name, exc)
+        message = f"Service {service_name} {what.split(';')[0]} and could not be put back: " + (
+            f"{exc.status} {exc.reason}"
+        )
+        return _set(engine, False, SERVICE_MISSING, message)
+    notices: list[Notice] = []
+    if fresh is None or _version(applied) != _version(fresh):
+        notices.append(_repaired("Service", service_name, what))
+    message = (
+        f"{engine.spec.service_type} service {', '.join(engine.service_names)} on port "
+        f"{manifests.RUNTIME_PORT}"
+    )
+    return notices + _set(engine, True, SERVICE_APPLIED, message)
+
+
+def _set(engine: manifests.Engine, status: bool, reason: str, message: str) -> list[Notice]:
+    """ServiceReady as a repair left it (a no-op write when it says the same)."""
+
+    def build(old: dict[str, Any]) -> dict[str, Any]:
+        generation = old.get("observedGeneration")
+        if generation is None:
+            return old  # not reconciled yet: its first reconcile writes ServiceReady
+        made = conditions.condition(conditions.SERVICE_READY, status, reason, message, generation)
+        return _with_conditions(old, [made])
+
+    return _write(engine.namespace, engine.name, build)
+
+
+def _version(obj: dict[str, Any] | None) -> str | None:
+    return ((obj or {}).get("metadata") or {}).get("resourceVersion")
+
+
+def needs_recheck(status: dict[str, Any]) -> bool:
+    """Whether the engine waits on something no watch reports (``RECHECK_REASONS``)."""
+    return any(c.get("reason") in RECHECK_REASONS for c in status.get("conditions") or [])

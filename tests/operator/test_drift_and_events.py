@@ -1,0 +1,200 @@
+"""Pure logic behind drift repair, SecretsReady and the Events of condition changes."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from sentinel_operator import conditions, crd, manifests, reconcile, secrets_status
+
+
+def _engine(spec: dict) -> manifests.Engine:
+    return manifests.Engine(
+        "shop", "team", "uid", crd.RAGEngineSpec.model_validate(spec), "sentinel:1"
+    )
+
+
+def _as_stored(obj: dict) -> dict:
+    """What the server hands back: the builders' object plus defaults it fills in."""
+    stored = copy.deepcopy(obj)
+    spec = stored["spec"]
+    if stored["kind"] == "Deployment":
+        spec["progressDeadlineSeconds"] = 600
+        pod = spec["template"]["spec"]
+        pod["restartPolicy"] = "Always"
+        container = pod["containers"][0]
+        container["terminationMessagePath"] = "/dev/termination-log"
+        container["livenessProbe"]["successThreshold"] = 1
+        for env in container["env"]:
+            if env.get("value") == "":
+                del env["value"]  # omitempty: the server drops an empty value
+        for volume in pod["volumes"]:
+            if "configMap" in volume:
+                volume["configMap"]["defaultMode"] = 420
+    else:
+        spec["clusterIP"] = "10.0.0.7"
+        spec["sessionAffinity"] = "None"
+    return stored
+
+
+def test_objects_as_the_server_stores_them_have_not_drifted() -> None:
+    engine = _engine({"guardrails": {"enabled": False}, "serviceType": "NodePort"})
+    for built in (manifests.deployment(engine), *manifests.services(engine)):
+        assert manifests.drift(built, _as_stored(built)) == []
+
+
+def test_hand_edits_are_named_with_their_value_and_the_wanted_one() -> None:
+    engine = _engine({"guardrails": {"enabled": True}})
+    desired = manifests.deployment(engine)
+    live = _as_stored(desired)
+    container = live["spec"]["template"]["spec"]["containers"][0]
+    container["image"] = "evil/img"
+    container["env"][0]["value"] = "false"
+    container["ports"][0]["containerPort"] = 6000
+    live["spec"]["replicas"] = 3
+    found = manifests.drift(desired, live)
+    assert "spec.replicas: 3 (want 1)" in found
+    assert "spec.template.spec.containers[0].image: 'evil/img' (want 'sentinel:1')" in found
+    assert "spec.template.spec.containers[0].env[0].value: 'false' (want 'true')" in found
+    assert any(".ports[0].containerPort: 6000 (want 5000)" in line for line in found)
+
+    service = manifests.service(engine)
+    stored = _as_stored(service)
+    stored["spec"]["ports"][0]["targetPort"] = 9999
+    stored["spec"]["selector"] = {"app": "other"}
+    found = manifests.drift(service, stored)
+    assert "spec.ports[0].targetPort: 9999 (want 'http')" in found
+    assert any(line.startswith("spec.selector.rag.sentinel.dev/engine: None") for line in found)
+
+
+def test_a_removed_env_var_is_drift() -> None:
+    desired = manifests.deployment(_engine({}))
+    live = _as_stored(desired)
+    live["spec"]["template"]["spec"]["containers"][0]["env"].pop()
+    [line] = manifests.drift(desired, live)
+    assert line.startswith("spec.template.spec.containers[0].env: [")
+
+
+def _exists(answers: dict[str, bool | None]):
+    return lambda namespace, name: answers[name]
+
+
+@pytest.mark.parametrize(
+    ("spec", "answers", "status", "reason"),
+    [
+        pytest.param({}, {}, "True", "NoSecretsReferenced", id="none"),
+        pytest.param(
+            {"inferenceService": {"url": "u", "accessSecret": "llm"}},
+            {"llm": True},
+            "True",
+            "SecretsFound",
+            id="found",
+        ),
+        pytest.param(
+            {"inferenceService": {"url": "u", "accessSecret": "llm"}},
+            {"llm": False},
+            "False",
+            "AccessSecretMissing",
+            id="missing",
+        ),
+        pytest.param(
+            {"inferenceService": {"url": "u", "accessSecret": "llm"}},
+            {"llm": None},
+            "Unknown",
+            "SecretsUnchecked",
+            id="forbidden",
+        ),
+        pytest.param(
+            {
+                "inferenceService": {"url": "u", "accessSecret": "llm"},
+                "embedding": {"remote": {"url": "e", "accessSecret": "emb"}},
+                "storage": {"vectorDB": {"engine": "milvus", "url": "m", "accessSecret": "db"}},
+            },
+            {"llm": True, "emb": None, "db": False},
+            "False",
+            "AccessSecretMissing",
+            id="missing-beats-unchecked",
+        ),
+    ],
+)
+def test_secrets_condition(spec, answers, status, reason) -> None:
+    parsed = crd.RAGEngineSpec.model_validate(spec)
+    made = secrets_status.secrets_condition(parsed, "team", _exists(answers), 2)
+    assert (made["type"], made["status"], made["reason"]) == ("SecretsReady", status, reason)
+    crd.Condition.model_validate({"lastTransitionTime": conditions.now(), **made})
+
+
+def test_missing_secret_message_names_the_field_and_the_secret() -> None:
+    parsed = crd.RAGEngineSpec.model_validate(
+        {"storage": {"vectorDB": {"engine": "milvus", "url": "m", "accessSecret": "db"}}}
+    )
+    made = secrets_status.secrets_condition(parsed, "team", _exists({"db": False}), 1)
+    assert made["message"].startswith(
+        "storage.vectorDB.accessSecret: Secret db not found in namespace team"
+    )
+
+
+def _components(**overrides: tuple[bool | None, str]) -> list[dict]:
+    made = {
+        "PolicyReady": (True, "PolicyValid"),
+        "SecretsReady": (True, "SecretsFound"),
+        "StorageReady": (True, "EmbeddedStore"),
+        "DeploymentReady": (False, "ReplicasNotReady"),
+        "ServiceReady": (True, "ServiceApplied"),
+    } | overrides
+    return [conditions.condition(t, s, r, f"{t} says {r}", 1) for t, (s, r) in made.items()]
+
+
+def test_ready_names_the_cause_before_its_symptom() -> None:
+    parts = _components(SecretsReady=(False, "AccessSecretMissing"))
+    ready = conditions.ready(parts, 1)
+    assert (ready["status"], ready["reason"]) == ("False", "AccessSecretMissing")
+    parts = _components(
+        PolicyReady=(False, "PolicyInvalid"), SecretsReady=(False, "AccessSecretMissing")
+    )
+    assert conditions.ready(parts, 1)["reason"] == "PolicyInvalid"
+
+
+def test_unchecked_secrets_do_not_hold_ready_back() -> None:
+    parts = _components(
+        SecretsReady=(None, "SecretsUnchecked"), DeploymentReady=(True, "ReplicasReady")
+    )
+    assert conditions.ready(parts, 1)["status"] == "True"
+    without = [c for c in parts if c["type"] != "SecretsReady"]
+    assert conditions.ready(without, 1)["status"] == "True"
+
+
+def test_events_follow_changes_of_condition_not_passes() -> None:
+    before = _components()
+    broken = _components(PolicyReady=(False, "PolicyInvalid"))
+    assert conditions.changes(before, broken) == [
+        ("Warning", "PolicyInvalid", "PolicyReady: PolicyReady says PolicyInvalid")
+    ]
+    assert conditions.changes(broken, broken) == []  # the same problem at the next pass
+    fixed = conditions.changes(broken, before)
+    assert fixed == [
+        ("Normal", "PolicyValid", "PolicyReady is True again (was PolicyInvalid): "
+         "PolicyReady says PolicyValid")
+    ]  # fmt: skip
+    # A rollout in progress is no news; a stalled one is.
+    assert conditions.changes(None, before) == []
+    stalled = _components(DeploymentReady=(False, "ProgressDeadlineExceeded"))
+    assert [c[1] for c in conditions.changes(before, stalled)] == ["ProgressDeadlineExceeded"]
+    ready = _components(DeploymentReady=(True, "ReplicasReady"))
+    assert conditions.changes(before, ready) == []  # pods became ready: the usual course
+
+
+def test_a_new_problem_under_the_same_reason_is_announced() -> None:
+    first = [conditions.condition("PolicyReady", False, "PolicyInvalid", "line 1", 1)]
+    second = [conditions.condition("PolicyReady", False, "PolicyInvalid", "line 7", 1)]
+    assert conditions.changes(first, second) == [
+        ("Warning", "PolicyInvalid", "PolicyReady: line 7")
+    ]
+
+
+def test_engines_waiting_on_what_no_watch_reports_are_rechecked() -> None:
+    waiting = {"conditions": _components(SecretsReady=(False, "AccessSecretMissing"))}
+    assert reconcile.needs_recheck(waiting)
+    assert not reconcile.needs_recheck({"conditions": _components()})
+    assert not reconcile.needs_recheck({})
