@@ -1,21 +1,22 @@
-"""The Helm chart on the local control plane: `helm install`, the operator running under the
-chart's own ServiceAccount and RBAC (and nothing more), the samples against the installed
-CRD, `helm upgrade` to peered replicas, `helm uninstall`.
+"""The Helm chart on the local control plane, with the README's plain commands: `helm install`,
+the operator running under the chart's own ServiceAccount and RBAC (and nothing more), the
+samples against the installed CRD, `helm upgrade` to peered replicas, `helm uninstall`, and a
+RAGEngine deleted at once afterwards.
 
 There is no kubelet, so the chart's Deployment never runs a pod: the operator runs here as a
 process with the args and env read back from the installed Deployment, authenticated with a
 token of the chart's ServiceAccount.
 
-helm v4 applies server-side by default, and the 1.20 test server's apply builds a typed object
-from a CRD schema that predates `x-kubernetes-validations` (CEL, 1.25+): it refuses the
-RAGEngine CRD ("field not declared in schema"). `--server-side=false` makes helm create the
-objects instead; the 1.20 server then drops the field it does not know, as it does for
-`kubectl apply --validate=false` (support.operator_fixtures.install). On 1.25+ servers the
-default works and the CEL rule is enforced.
+The test server is 1.20, which predates CRD validation rules (CEL, 1.25+): its server-side
+apply refuses a CRD carrying `x-kubernetes-validations` ("field not declared in schema"), and
+so does kubectl's client-side validation. The chart renders the RAGEngine CRD without them for
+such servers (tests/chart/test_chart_crds.py checks both renderings), so helm's default
+server-side apply works here as on newer servers.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 import uuid
@@ -31,7 +32,7 @@ from kubernetes import client
 from prometheus_client.parser import text_string_to_metric_families
 
 from sentinel_operator import crd, manifests
-from support.chart import CHART, SAMPLES, documents, sample
+from support.chart import CHART, ROOT, SAMPLES, documents, sample
 from support.cluster import Cluster, namespace
 from support.operator_fixtures import (
     as_service_account,
@@ -57,6 +58,7 @@ class Release:
     namespace: str  # the release's (the operator's) namespace
     engines: str  # the one namespace the operator watches
     directory: Path
+    owns_crd: bool = False  # the release created the RAGEngine CRD (none was there before)
 
     def helm(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         return run(
@@ -80,10 +82,14 @@ def release(cluster: Cluster, kube, tmp_path_factory: pytest.TempPathFactory) ->
             cluster, f"chart-{suffix}", engines, tmp_path_factory.mktemp("chart-install")
         )
         crd_was_there = cluster.get("crd", CRDS[0]) is not None
+        # The README's command. A CRD another test (or release) installed before stays theirs,
+        # as the README says for a second release: crd.create=false.
+        shared_crd = ["--set", "crd.create=false"] if crd_was_there else []
         installed.helm(
-            "install", RELEASE, str(CHART), "--create-namespace", "--server-side=false",
-            "--set", f"watchNamespaces={{{engines}}}", "--set", "resyncSeconds=5",
+            "install", RELEASE, str(CHART), "--create-namespace",
+            "--set", f"watchNamespaces={{{engines}}}", "--set", "resyncSeconds=5", *shared_crd,
         )  # fmt: skip
+        installed.owns_crd = not crd_was_there
         if not crd_was_there:
             # As operator_fixtures.install does: the 1.20 garbage collector notices a new
             # resource type only every 30 s.
@@ -159,6 +165,32 @@ def test_install_creates_the_operator_its_rbac_and_the_policy_template(release: 
     assert cluster.get("kopfpeering", "-n", release.engines, "sentinel") is None
     rules = cluster.get("clusterrole", OPERATOR)["rules"]
     assert not [r for r in rules if "kopf.dev" in r["apiGroups"]]
+    # With watchNamespaces, the ClusterRole only reads; the writes are a Role in the watched
+    # namespace (tests/cluster/test_chart_rbac.py asks the API server what that allows).
+    assert all(set(r["verbs"]) <= {"get", "list", "watch"} for r in rules), rules
+    assert cluster.get("role", OPERATOR, "-n", release.engines) is not None
+
+
+def test_the_ragengine_crd_fits_the_server(release: Release) -> None:
+    """1.20: no CEL rules (the operator checks them); the Reason column; kept by uninstall."""
+    definition = release.cluster.get("crd", CRDS[0])
+    assert "x-kubernetes-validations" not in json.dumps(definition)
+    version = definition["spec"]["versions"][0]
+    columns = [c["name"] for c in version["additionalPrinterColumns"]]
+    assert columns == ["Ready", "Reason", "Policy", "Endpoint", "Age"]
+    assert definition["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+    if release.owns_crd:
+        annotations = definition["metadata"]["annotations"]
+        assert annotations["meta.helm.sh/release-name"] == RELEASE
+        assert annotations["meta.helm.sh/release-namespace"] == release.namespace
+
+
+def test_the_portable_crds_apply_on_the_server(release: Release) -> None:
+    """`kubectl apply -f crds/` (installing without Helm) passes kubectl's and the server's
+    validation on 1.20; a dry run, so the release keeps the CRD it manages."""
+    result = release.cluster.kubectl("apply", "--dry-run=server", "-f", str(ROOT / "crds"))
+    for name in CRDS:
+        assert f"customresourcedefinition.apiextensions.k8s.io/{name}" in result.stdout
 
 
 def test_operator_reconciles_the_minimal_sample_with_only_the_charts_rbac(
@@ -197,7 +229,11 @@ def test_operator_reconciles_the_minimal_sample_with_only_the_charts_rbac(
         stop_operator(process)
     assert_no_forbidden(log)
 
-    # No more than it needs: it may not delete ConfigMaps nor read Secrets.
+    # The Reason column says why an engine is (not) ready.
+    table = cluster.kubectl("get", "rag", "-n", release.engines).stdout
+    assert table.split()[:6] == ["NAME", "READY", "REASON", "POLICY", "ENDPOINT", "AGE"], table
+
+    # No more than it needs: it may not delete ConfigMaps nor list Secrets (one by name only).
     for verb, resource in (
         ("delete", f"configmap/{manifests.POLICY_TEMPLATE}"),
         ("get", "secrets"),
@@ -205,7 +241,7 @@ def test_operator_reconciles_the_minimal_sample_with_only_the_charts_rbac(
     ):
         result = cluster.kubectl(verb, resource, "-n", release.engines, token=token, check=False)
         assert result.returncode != 0 and "forbidden" in result.stderr.lower(), result.stderr
-    for verb, resource in (("update", "configmaps"), ("get", "secrets"), ("create", "pods")):
+    for verb, resource in (("update", "configmaps"), ("list", "secrets"), ("create", "pods")):
         answer = cluster.kubectl(
             "auth", "can-i", verb, resource, "-n", release.engines, token=token, check=False
         )
@@ -241,10 +277,10 @@ def test_upgrade_to_two_peered_replicas_one_serves_the_other_stands_by(
     release: Release, tmp_path: Path
 ) -> None:
     cluster = release.cluster
+    # The README's upgrade: the new chart's defaults, the release's own values, one change.
     release.helm(
-        "upgrade", RELEASE, str(CHART), "--server-side=false", "--reuse-values",
-        "--set", "replicaCount=2",
-    )  # fmt: skip
+        "upgrade", RELEASE, str(CHART), "--reset-then-reuse-values", "--set", "replicaCount=2"
+    )
     deployment = release.deployment()
     assert deployment["spec"]["replicas"] == 2
     assert deployment["spec"]["strategy"]["type"] == "RollingUpdate"
@@ -304,6 +340,8 @@ def test_uninstall_removes_the_release_and_keeps_crds_engines_and_policy_copies(
     assert rendered
     release.helm("uninstall", RELEASE)
     for obj in rendered:
+        if obj["kind"] == "CustomResourceDefinition":
+            continue  # kept (helm.sh/resource-policy), checked below
         scope = ["-n", obj["metadata"]["namespace"]] if "namespace" in obj["metadata"] else []
         kind = _qualified(obj)
         name = obj["metadata"]["name"]
@@ -318,6 +356,17 @@ def test_uninstall_removes_the_release_and_keeps_crds_engines_and_policy_copies(
     assert cluster.get("ragengines", "-n", release.engines)["items"]
     assert cluster.get("configmap", manifests.POLICY_TEMPLATE, "-n", release.engines)
     assert release.helm("status", RELEASE, check=False).returncode != 0
+
+    # With the operator gone, an engine is deleted at once: nothing (no kopf finalizer) waits
+    # for an operator that will not come back.
+    engines = cluster.get("ragengines", "-n", release.engines)["items"]
+    held = {e["metadata"]["name"]: e["metadata"].get("finalizers") for e in engines}
+    assert not any(held.values()), f"finalizers would block deletion: {held}"
+    name = engines[0]["metadata"]["name"]
+    started = time.monotonic()
+    cluster.kubectl("delete", "rag", name, "-n", release.engines, "--timeout=20s")
+    assert cluster.get("rag", name, "-n", release.engines) is None
+    assert time.monotonic() - started < 20
 
 
 def _qualified(obj: dict[str, Any]) -> str:
