@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from sentinel_runtime.guardrails.detectors import jwt, private_keys, url_credentials
+from sentinel_runtime.guardrails.detectors import basic_auth, jwt, private_keys, url_credentials
 
 
 def pem(label: str = "RSA PRIVATE KEY", size: int = 600, headers: str = "") -> str:
@@ -118,3 +118,36 @@ def test_the_password_of_a_url_is_found(url: str, password: str) -> None:
 )
 def test_placeholders_and_urls_without_a_password_are_left(url: str) -> None:
     assert not list(url_credentials.find(f"See {url}."))
+
+
+def _b64(value: str) -> str:
+    return base64.b64encode(value.encode()).decode()
+
+
+DOCKER = _b64("bot:Zq8vLm2xWp")
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (json.dumps({"auths": {"ghcr.io": {"auth": DOCKER}}}), DOCKER),
+        (f"the registry auth is {_b64('ci:s3cr3t-Pass')}", _b64("ci:s3cr3t-Pass")),
+        ("curl -u api:Zq8vLm2xWp0a1b https://api.example.net", "Zq8vLm2xWp0a1b"),
+        ("poetry config http-basic.internal ci Zq8vLm2xWp", "Zq8vLm2xWp"),
+    ],
+)
+def test_user_password_pairs_outside_urls_are_found(text: str, secret: str) -> None:
+    assert spans(basic_auth.find(text), text) == [secret]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "information about clusters",
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk",
+        f"encoded {_b64('https://example.com')}",
+        "curl -u user:password https://localhost",
+    ],
+)
+def test_look_alikes_of_pairs_are_left(text: str) -> None:
+    assert not list(basic_auth.find(text))

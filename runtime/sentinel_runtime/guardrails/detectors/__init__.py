@@ -9,6 +9,8 @@ the scanner; README "Secrets" says what each family covers):
   was already redacted, or a block cut short);
 * ``jwt``: JSON Web Tokens, all three segments, when the header decodes to JSON with ``alg``;
 * ``url_credentials``: the password of ``scheme://user:password@host``;
+* ``basic_auth``: ``user:password`` in base64 (Docker/npm ``auth``, ``Basic``) and on
+  command lines (``curl -u``, ``poetry config http-basic``);
 * ``assignments``: values assigned to key-like names (``password``, ``*_TOKEN``, ``api_key``,
   ``auth``, ...) in env, YAML, JSON, INI, CLI-flag and prose forms, judged by a value rule.
 

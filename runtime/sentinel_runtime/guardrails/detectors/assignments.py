@@ -29,13 +29,14 @@ _KEY_CHAR = re.compile(r"[A-Za-z0-9_.\-]")
 MAX_KEY = 64
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _KEY_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-_CONNECTOR = r"(?:is|was|are|=|:)"
+# "to": "set MASTER_KEY to ...", "change the password to ...".
+_CONNECTOR = r"(?:is|was|are|to|=|:)"
 _QUALIFIER = (
     r"[ \t]+(?:for|of|to)[ \t]+(?:the[ \t]+)?[\w.\-]{1,40}"
     r"(?:[ \t]+(?:account|user|server|database|db|instance|cluster|service|api|admin))?"
 )
 ASSIGNMENT = regex.compile(
-    r"""(?P<close>["'])?[ \t]{0,8}
+    r"""(?P<close>["'`])?[ \t]{0,8}
     (?:(?P<op>:=|=>|==|=|:)|(?P<prose>(?:"""
     + _QUALIFIER
     + r""")?[ \t]+"""
@@ -49,6 +50,9 @@ ASSIGNMENT = regex.compile(
 # ``--password hunter2`` and netrc's ``login bob password hunter2``: a space binds them.
 SPACED = regex.compile(r"[ \t]{1,8}(?P<bare>[^\s'\"`,;<>(){}\[\]]{1,256})")
 _NETRC = regex.compile(r"\blogin[ \t]+\S+[ \t]+\Z")
+# A name used, not assigned: "${DB_PASSWORD:?set it}", "$API_KEY", "{{ .Values.token }}".
+_EXPANSION = regex.compile(r"(?:\$\{?|\{\{[ \t]*|%\()\Z")
+_PREVIOUS_WORD = regex.compile(r"([A-Za-z]+)[ \t]+[`'\"]?\Z")
 # The longest assignment: a key, a qualifier, a connector and a value.
 MAX_ASSIGNMENT = 512
 
@@ -131,12 +135,16 @@ def find(text: str) -> Iterator[Detection]:
         seen.add((start, end))
         key = text[start:end]
         kind = key_kind(key)
-        if kind is None or about_a_secret(key):
+        if kind is None or about_a_secret(key) or _EXPANSION.search(text, max(0, start - 3), start):
             continue
         found = _value(text, key, start, end)
         if found is None:
             continue
         v_start, v_end, quoted, prose = found
+        # In prose the name's qualifier is the word before it: "the build cache key is ...".
+        previous = _PREVIOUS_WORD.search(text, max(0, start - 40), start) if prose else None
+        if previous is not None and about_a_secret(previous.group(1)):
+            continue
         value = text[v_start:v_end]
         if values.is_secret_value(value, kind, quoted=quoted, prose=prose):
             yield Detection(f"{NAME}/{kind}", v_start, v_end)

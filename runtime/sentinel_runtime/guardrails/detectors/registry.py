@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from sentinel_runtime.guardrails.detectors import (
     assignments,
+    basic_auth,
     jwt,
     private_keys,
     tokens,
@@ -57,6 +58,13 @@ def _families() -> dict[str, Family]:
             lambda: (url_credentials.NAME,),
             "passwords in scheme://user:password@host",
         ),
+        "basic_auth": Family(
+            "basic_auth",
+            basic_auth.find,
+            basic_auth.hold,
+            lambda: (basic_auth.NAME,),
+            "user:password in base64 (Docker/npm auth, Basic) and on command lines",
+        ),
         "assignments": Family(
             "assignments",
             assignments.find,
@@ -69,7 +77,14 @@ def _families() -> dict[str, Family]:
     }
 
 
-FAMILIES: tuple[str, ...] = ("tokens", "private_keys", "jwt", "url_credentials", "assignments")
+FAMILIES: tuple[str, ...] = (
+    "tokens",
+    "private_keys",
+    "jwt",
+    "url_credentials",
+    "basic_auth",
+    "assignments",
+)
 
 
 class DetectorSet:

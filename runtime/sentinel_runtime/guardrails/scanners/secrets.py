@@ -95,9 +95,17 @@ FILTER_PREGATES: dict[str, str] = {
     "detect_secrets.filters.allowlist.is_line_allowlisted": "pragma",
 }
 
-# Not secrets but addresses; the sensitive scanner owns IPs.
+# Not secrets but addresses; the sensitive scanner owns IPs. BasicAuthDetector flags every
+# ``scheme://user:x@host``, placeholders included; the url_credentials family finds the same
+# passwords and leaves ``user:password@localhost`` and ``<password>`` alone.
 _NOT_DEFAULT = frozenset(
-    {"KeywordDetector", "Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector"}
+    {
+        "KeywordDetector",
+        "Base64HighEntropyString",
+        "HexHighEntropyString",
+        "IPPublicDetector",
+        "BasicAuthDetector",
+    }
 )
 # Plugins that find secrets in values the eager INI pass quotes (``password = hunter2``).
 # That pass parses the whole answer as one INI file, and runs only when the line pass found
