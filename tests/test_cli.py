@@ -12,11 +12,16 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sentinel_runtime.guardrails.state import default_policy_path
+
 # Beside this interpreter first: `make test` runs .venv/bin/python without .venv/bin on PATH.
 SENTINEL = shutil.which("sentinel", path=str(Path(sys.executable).parent)) or shutil.which(
     "sentinel"
 )
 pytestmark = pytest.mark.skipif(SENTINEL is None, reason="sentinel console script not installed")
+
+
+DEFAULT_POLICY = str(Path(default_policy_path()))
 
 
 def run(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
@@ -54,6 +59,25 @@ def test_policy_check_lists_active_and_skipped_scanners(tmp_path: Path) -> None:
     report = json.loads(run("policy", "check", "--json", str(path)).stdout)
     assert [s["type"] for s in report["activeScanners"]] == ["regex", "token_limit"]
     assert {s["index"] for s in report["skipped"]} == {1, 2}
+
+
+def test_policy_check_lists_the_secrets_scanners_detectors(tmp_path: Path) -> None:
+    path = tmp_path / "guardrails.yaml"
+    path.write_text(
+        "scanners:\n"
+        "  - type: secrets\n    detectors: [private_keys, jwt]\n    plugins: [AWSKeyDetector]\n",
+        encoding="utf-8",
+    )
+    out = run("policy", "check", str(path)).stdout.decode()
+    assert "private_keys: PEM private-key blocks" in out and "jwt: JSON Web Tokens" in out
+    assert "tokens:" not in out and "detect-secrets: 1 plugins (AWSKeyDetector)" in out
+    report = json.loads(run("policy", "check", "--json", str(path)).stdout)
+    detectors = report["activeScanners"][0]["detectors"]
+    assert [f["family"] for f in detectors["families"]] == ["private_keys", "jwt"]
+    default = json.loads(run("policy", "check", "--json", DEFAULT_POLICY).stdout)
+    families = default["activeScanners"][1]["detectors"]["families"]
+    assert "tokens/github-fine-grained-pat" in families[0]["detectors"]
+    assert len(families) == 6
 
 
 LLM_GUARD_INSTALLED = importlib.util.find_spec("llm_guard") is not None

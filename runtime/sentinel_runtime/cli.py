@@ -119,6 +119,30 @@ def _tools_report(parsed: policy_mod.Policy) -> dict[str, Any] | None:
     }
 
 
+def _active_detectors(spec: policy_mod.ScannerSpec) -> dict[str, Any] | None:
+    """What a scanner that runs several detectors (secrets) looks for; None for others."""
+    listing = getattr(spec.params, "active_detectors", None)
+    return listing() if callable(listing) else None
+
+
+def _describe_scanner(spec: policy_mod.ScannerSpec) -> dict[str, Any]:
+    described = spec.describe()
+    detectors = _active_detectors(spec)
+    if detectors is not None:
+        described["detectors"] = detectors
+    return described
+
+
+def _detector_lines(spec: policy_mod.ScannerSpec) -> list[str]:
+    detectors = _active_detectors(spec)
+    if detectors is None:
+        return []
+    lines = [f"{family['family']}: {family['summary']}" for family in detectors["families"]]
+    plugins = detectors["detectSecretsPlugins"]
+    lines.append(f"detect-secrets: {len(plugins)} plugins ({', '.join(plugins)})")
+    return lines
+
+
 def _policy_check(args: argparse.Namespace) -> int:
     logs.configure("CRITICAL")  # the report below says everything; keep stderr clean
     parsed = _load_or_report(args.file)
@@ -145,7 +169,7 @@ def _policy_check(args: argparse.Namespace) -> int:
                     "sha256": parsed.sha256,
                     "action": parsed.default_action,
                     "blockMessage": parsed.block_message,
-                    "activeScanners": [spec.describe() for spec in active],
+                    "activeScanners": [_describe_scanner(spec) for spec in active],
                     "skipped": [s.describe() for s in skipped],
                     "diagnostics": [{"event": d.event, **d.fields} for d in parsed.diagnostics],
                     "sections": sorted(parsed.sections),
@@ -172,6 +196,8 @@ def _policy_check(args: argparse.Namespace) -> int:
             )
             line = f"  [{spec.index}] {spec.type:<15} action={spec.action:<6}"
             print(f"{line} failMode={spec.fail_mode}{note}")
+            for detail in _detector_lines(spec):
+                print(f"        {detail}")
         print(f"skipped scanners: {len(skipped)}")
         for item in skipped:
             print(f"  [{item.index}] {item.type or '?':<15} {item.reason}")
