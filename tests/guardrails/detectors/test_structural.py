@@ -151,3 +151,7 @@ def test_user_password_pairs_outside_urls_are_found(text: str, secret: str) -> N
 )
 def test_look_alikes_of_pairs_are_left(text: str) -> None:
     assert not list(basic_auth.find(text))
+
+
+def test_base64_json_is_not_a_user_password_pair() -> None:
+    assert not list(basic_auth.find(f"header {_segment({'alg': 'HS256', 'typ': 'JWT'})} ok"))

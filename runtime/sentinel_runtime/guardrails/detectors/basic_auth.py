@@ -24,7 +24,9 @@ NAME = "basic_auth"
 ENCODED = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/]{8,344}={0,2}(?![A-Za-z0-9+/=_\-])")
 # Base64 of "user:password" has a capital or a digit; a plain lower-case word is not one.
 _NOT_A_WORD = re.compile(r"[A-Z0-9+/=]")
-PAIR = regex.compile(r"(?P<user>[^\s:]{1,64}):(?P<password>\S{3,128})")
+# A user name as registries and HTTP servers accept them: base64 JSON ('{"alg":...') is
+# not a pair.
+PAIR = regex.compile(r"(?P<user>[A-Za-z0-9._@+\-]{1,64}):(?P<password>\S{3,128})")
 COMMAND = regex.compile(
     r"""(?:(?<![\w-])(?:-u|--user)[ \t]+['"]?[^\s:'"]{1,64}:(?P<password>[^\s'"]{1,256})
     |http-basic\.[\w.\-]{1,64}[ \t]+['"]?[^\s'"]{1,64}['"]?[ \t]+['"]?
