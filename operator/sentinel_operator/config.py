@@ -22,7 +22,11 @@ class OperatorSettings(BaseSettings):
         description="Runtime image for engines whose spec sets none.",
     )
     RESYNC_SECONDS: float = Field(
-        default=60.0, gt=0, description="How often each engine is re-applied to undo drift."
+        default=60.0,
+        gt=0,
+        description="How often engines waiting on what no watch reports (a missing "
+        "accessSecret or policy template, a repair that failed) are reconciled again; drift "
+        "of owned objects is repaired at once by watching them.",
     )
 
     def operator_namespace(self) -> str:

@@ -165,7 +165,7 @@ def test_deleting_the_engine_collects_owned_objects_and_keeps_the_policy_copy(
     assert core.read_namespaced_config_map(manifests.POLICY_TEMPLATE, k8s_namespace).data
 
 
-def test_kubectl_get_rag_shows_readiness_policy_and_endpoint(
+def test_kubectl_get_rag_shows_readiness_its_reason_policy_and_endpoint(
     cluster, operator, k8s_namespace: str
 ) -> None:
     create_engine(k8s_namespace, "shown", {"guardrails": {"enabled": True}})
@@ -175,8 +175,11 @@ def test_kubectl_get_rag_shows_readiness_policy_and_endpoint(
     out = cluster.kubectl("get", "rag", "-n", k8s_namespace, cache).stdout
     lines = out.splitlines()
     header, row = lines[0], next(line for line in lines if line.startswith("shown"))
-    assert header.split()[:5] == ["NAME", "READY", "POLICY", "ENDPOINT", "AGE"]
-    assert "PolicyValid" in row and f"http://shown.{k8s_namespace}.svc:5000" in row
+    assert header.split()[:6] == ["NAME", "READY", "REASON", "POLICY", "ENDPOINT", "AGE"]
+    _, ready, reason, policy, endpoint, *_ = row.split()
+    # Why it is not ready: no kubelet runs its pod here.
+    assert (ready, reason) in (("False", "ReplicasNotReady"), ("Unknown", "RolloutPending"))
+    assert (policy, endpoint) == ("PolicyValid", f"http://shown.{k8s_namespace}.svc:5000")
 
 
 def test_a_name_no_service_can_take_is_an_invalid_spec(operator, k8s_namespace: str) -> None:
@@ -210,7 +213,8 @@ def test_invalid_spec_posts_a_warning_event(operator, k8s_namespace: str) -> Non
         lambda: ("Warning", "InvalidSpec") in events_for(k8s_namespace, "bad"),
         what="InvalidSpec event",
     )
-    # The resync (5 s here) reconciles it again: the same problem is not announced again.
+    # Events follow changes of condition: a later pass over the same problem (a restart's
+    # resume, an edit that keeps it) does not announce it again.
     time.sleep(6)
     assert events_for(k8s_namespace, "bad").count(("Warning", "InvalidSpec")) == 1
 

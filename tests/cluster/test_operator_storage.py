@@ -55,7 +55,7 @@ def test_embedded_store_keeps_one_replica_until_a_vector_db_is_shared(
     env = {e.name for e in deployment.spec.template.spec.containers[0].env}
     assert "VECTOR_DB_TYPE" not in env
     wait_for(lambda: warnings(k8s_namespace, "scaled", REASON), what="the Warning event")
-    time.sleep(6)  # the resync (5 s here) reconciles again: the Event is not repeated
+    time.sleep(6)  # the Deployment's status events refresh status again: no second Event
     assert warnings(k8s_namespace, "scaled", REASON) == 1
 
     client.CustomObjectsApi().patch_namespaced_custom_object(
