@@ -442,12 +442,6 @@ def test_one_uncompilable_pattern_still_skips_the_regex_scanner() -> None:
     assert events_of(policy) == [INVALID_CONFIG]
 
 
-def test_items_of_other_fields_are_not_filtered() -> None:
-    # Only the pattern and substring lists are item lists; detectors stay all-or-nothing.
-    policy = single("type: sensitive\ndetectors: [email, '']")
-    assert policy.scanners == ()
-
-
 # --- match_type in any case, invisible_text without fields ----------------------------------
 
 
