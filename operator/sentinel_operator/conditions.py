@@ -25,7 +25,7 @@ COMPONENTS = (POLICY_READY, SECRETS_READY, STORAGE_READY, DEPLOYMENT_READY, SERV
 # the operator may not look at Secrets, and then the Deployment's readiness tells the truth.
 ADVISORY = frozenset({SECRETS_READY})
 # Reasons that are the ordinary course of a rollout, not news: no Event for them.
-QUIET_REASONS = frozenset({"ReplicasNotReady", "RolloutPending", "Pending", "DeploymentMissing"})
+QUIET_REASONS = frozenset({"ReplicasNotReady", "RolloutPending", "Pending"})
 # Event types (Kubernetes knows these two).
 NORMAL = "Normal"
 WARNING = "Warning"

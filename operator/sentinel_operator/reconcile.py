@@ -43,6 +43,9 @@ TEMPLATE_NOT_FOUND = "TemplateNotFound"
 INVALID_SPEC = "InvalidSpec"
 SERVICE_APPLIED = "ServiceApplied"
 SERVICE_MISSING = "ServiceMissing"
+SERVICE_DRIFTED = "ServiceDrifted"
+DEPLOYMENT_MISSING = "DeploymentMissing"  # also rollout's, for a Deployment not there
+DEPLOYMENT_DRIFTED = "DeploymentDrifted"
 # An engine whose status shows one of these waits on something no watch reports: a Secret (the
 # operator may get Secrets, never list or watch them), the policy template in the operator's
 # namespace (maybe outside the watched ones), or a repair that failed. The periodic re-check
@@ -53,7 +56,9 @@ RECHECK_REASONS = frozenset(
         secrets_status.UNCHECKED,
         TEMPLATE_NOT_FOUND,
         SERVICE_MISSING,
-        "DeploymentMissing",
+        SERVICE_DRIFTED,
+        DEPLOYMENT_MISSING,
+        DEPLOYMENT_DRIFTED,
     }
 )
 
@@ -316,7 +321,10 @@ def repair_deployment(
     if engine is None or _deleting(engine_body):
         return []
     if live is None:
-        notices = reconcile(engine_body, settings)
+        try:
+            notices = reconcile(engine_body, settings)
+        except ApiException as exc:
+            return _repair_failed(engine, DEPLOYMENT_MISSING, "was deleted", exc)
         return [_repaired("Deployment", engine.name, "was deleted; created it again"), *notices]
     desired = manifests.deployment(engine)
     if not manifests.drift(desired, live):
@@ -329,7 +337,11 @@ def repair_deployment(
     differences = manifests.drift(desired, fresh)
     if not differences:
         return refresh_rollout(engine.namespace, engine.name, fresh)
-    applied = k8s.apply(desired)
+    try:
+        applied = k8s.apply(desired)
+    except ApiException as exc:
+        what = f"has drifted ({'; '.join(differences)})"
+        return _repair_failed(engine, DEPLOYMENT_DRIFTED, what, exc)
     notices: list[Notice] = []
     if _version(applied) != _version(fresh):  # else the server had only normalised a value
         notices.append(
@@ -357,7 +369,7 @@ def repair_service(
     desired = manifests.service(engine, service_name)
     fresh: dict[str, Any] | None = None
     if live is None:
-        what = "was deleted; created it again"
+        what, failure = "was deleted; created it again", SERVICE_MISSING
     else:
         if not manifests.drift(desired, live):
             return []
@@ -368,16 +380,11 @@ def repair_service(
         if not differences:
             return []
         what = f"had drifted: {'; '.join(differences)}; applied the engine's spec again"
+        failure = SERVICE_DRIFTED
     try:
         applied = k8s.apply(desired)
     except ApiException as exc:
-        if k8s.namespace_terminating(exc):
-            return []
-        LOG.warning("repairing Service %s/%s failed: %s", engine.namespace, service_name, exc)
-        message = f"Service {service_name} {what.split(';')[0]} and could not be put back: " + (
-            f"{exc.status} {exc.reason}"
-        )
-        return _set(engine, False, SERVICE_MISSING, message)
+        return _repair_failed(engine, failure, what.split(";")[0], exc, service_name)
     notices: list[Notice] = []
     if fresh is None or _version(applied) != _version(fresh):
         notices.append(_repaired("Service", service_name, what))
@@ -388,17 +395,41 @@ def repair_service(
     return notices + _set(engine, True, SERVICE_APPLIED, message)
 
 
-def _set(engine: manifests.Engine, status: bool, reason: str, message: str) -> list[Notice]:
-    """ServiceReady as a repair left it (a no-op write when it says the same)."""
+def _set(
+    engine: manifests.Engine,
+    status: bool,
+    reason: str,
+    message: str,
+    type_: str = conditions.SERVICE_READY,
+) -> list[Notice]:
+    """One component condition as a repair left it (a no-op write when it says the same)."""
 
     def build(old: dict[str, Any]) -> dict[str, Any]:
         generation = old.get("observedGeneration")
         if generation is None:
-            return old  # not reconciled yet: its first reconcile writes ServiceReady
-        made = conditions.condition(conditions.SERVICE_READY, status, reason, message, generation)
+            return old  # not reconciled yet: its first reconcile writes every condition
+        made = conditions.condition(type_, status, reason, message, generation)
         return _with_conditions(old, [made])
 
     return _write(engine.namespace, engine.name, build)
+
+
+def _repair_failed(
+    engine: manifests.Engine,
+    reason: str,
+    what: str,
+    exc: ApiException,
+    service: str | None = None,
+) -> list[Notice]:
+    """Status says what a failed repair left (a Warning Event with it); the periodic re-check
+    tries again (``RECHECK_REASONS``). Nothing when the namespace itself is going."""
+    if k8s.namespace_terminating(exc):
+        return []
+    kind, name = ("Service", service) if service else ("Deployment", engine.name)
+    LOG.warning("repairing %s %s/%s failed: %s", kind, engine.namespace, name, exc)
+    message = f"{kind} {name} {what} and could not be put back: {exc.status} {exc.reason}"
+    type_ = conditions.SERVICE_READY if service else conditions.DEPLOYMENT_READY
+    return _set(engine, False, reason, message, type_)
 
 
 def _version(obj: dict[str, Any] | None) -> str | None:

@@ -198,3 +198,46 @@ def test_engines_waiting_on_what_no_watch_reports_are_rechecked() -> None:
     assert reconcile.needs_recheck(waiting)
     assert not reconcile.needs_recheck({"conditions": _components()})
     assert not reconcile.needs_recheck({})
+
+
+class _Status:
+    """k8s.update_status over one in-memory status (what the apiserver would store)."""
+
+    def __init__(self, status: dict) -> None:
+        self.status = status
+
+    def __call__(self, namespace: str, name: str, mutate):
+        self.status = mutate(dict(self.status))
+        return {"status": self.status}
+
+
+def test_a_repair_that_fails_says_so_in_status_and_is_rechecked(monkeypatch) -> None:
+    from kubernetes.client.rest import ApiException
+
+    from sentinel_operator import k8s
+    from sentinel_operator.config import OperatorSettings
+
+    def refused(obj: dict) -> dict:
+        raise ApiException(status=403, reason="Forbidden")
+
+    stored = _Status({"observedGeneration": 1, "conditions": _components()})
+    monkeypatch.setattr(k8s, "apply", refused)
+    monkeypatch.setattr(k8s, "update_status", stored)
+    body = {"metadata": {"name": "shop", "namespace": "team", "uid": "uid"}, "spec": {}}
+    settings = OperatorSettings(OPERATOR_NAMESPACE="ops")
+
+    notices = reconcile.repair_service(body, "shop", None, settings)
+    service = next(c for c in stored.status["conditions"] if c["type"] == "ServiceReady")
+    assert (service["status"], service["reason"]) == ("False", "ServiceMissing")
+    assert (
+        "Service shop was deleted and could not be put back: 403 Forbidden" in (service["message"])
+    )
+    assert [(n.type, n.reason) for n in notices] == [("Warning", "ServiceMissing")]
+    assert reconcile.needs_recheck(stored.status)
+
+    # A namespace being deleted is no failure to report.
+    gone = ApiException(status=403, reason="Forbidden")
+    gone.body = '{"details": {"causes": [{"reason": "NamespaceTerminating"}]}}'
+    assert k8s.namespace_terminating(gone) and not k8s.namespace_terminating(
+        ApiException(status=403, reason="Forbidden")
+    )
