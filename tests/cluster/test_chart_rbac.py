@@ -135,11 +135,12 @@ def install(cluster: Cluster) -> Iterator[Install]:
             cluster, release_namespace, (served_a, served_b), elsewhere,
             f"system:serviceaccount:{release_namespace}:{ACCOUNT}",
         )  # fmt: skip
-        # A CRD installed before (another release's, kept) stays theirs: crd.create=false.
-        own_crd = "true" if cluster.get("crd", CRD) is None else "false"
+        # A CRD that is there already (kept by another release's uninstall, or applied with
+        # kubectl) is adopted, as the README says: --take-ownership, once.
+        adopt = ["--take-ownership"] if cluster.get("crd", CRD) is not None else []
         installed.helm(
             "install", RELEASE, str(CHART), "--create-namespace",
-            "--set", f"watchNamespaces={{{served_a},{served_b}}}", "--set", f"crd.create={own_crd}",
+            "--set", f"watchNamespaces={{{served_a},{served_b}}}", *adopt,
         )  # fmt: skip
         try:
             yield installed
@@ -149,6 +150,13 @@ def install(cluster: Cluster) -> Iterator[Install]:
                 "--kubeconfig", str(cluster.kubeconfig), check=False,
             )  # fmt: skip
             cluster.kubectl("delete", "namespace", release_namespace, "--wait=false", check=False)
+
+
+def test_the_release_owns_the_crd(install: Install) -> None:
+    annotations = install.cluster.get("crd", CRD)["metadata"]["annotations"]
+    assert annotations["meta.helm.sh/release-name"] == RELEASE
+    assert annotations["meta.helm.sh/release-namespace"] == install.namespace
+    assert annotations["helm.sh/resource-policy"] == "keep"
 
 
 def test_served_namespaces_allow_exactly_what_the_operator_does(install: Install) -> None:
