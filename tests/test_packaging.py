@@ -35,16 +35,6 @@ LICENCE_FILES = [name for name in PACKAGED_FILES if Path(name).name.startswith("
 # --- CRDs ---------------------------------------------------------------------------------
 
 
-def test_top_level_crds_are_the_charts_crds() -> None:
-    """`crds/` is what `kubectl apply -f crds/` installs; the chart installs its own copy."""
-    top = {path.name: path.read_bytes() for path in (ROOT / "crds").iterdir()}
-    chart = {path.name: path.read_bytes() for path in (ROOT / "charts/sentinel/crds").iterdir()}
-    assert "ragengine.yaml" in top
-    assert top.keys() == chart.keys()
-    differ = sorted(name for name in top if top[name] != chart[name])
-    assert not differ, f"crds/ and charts/sentinel/crds/ differ: {differ} (copy one over the other)"
-
-
 # --- evaluation data ----------------------------------------------------------------------
 
 
