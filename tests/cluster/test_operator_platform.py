@@ -331,7 +331,9 @@ def test_a_deleted_policy_copy_is_made_again_and_says_so(engines: str) -> None:
     assert condition(get_engine(engines, "copied"), "PolicyReady")["status"] == "True"
 
 
-def test_a_missing_access_secret_shows_in_status_until_it_exists(engines: str) -> None:
+def test_a_missing_access_secret_shows_in_status_until_it_exists(
+    engines: str, chart_rbac: ChartRBAC
+) -> None:
     spec = {"inferenceService": {"url": "http://vllm:8000/v1", "accessSecret": "llm-key"}}
     create_engine(engines, "llm", spec)
     engine = wait_for(
@@ -375,6 +377,9 @@ def test_a_missing_access_secret_shows_in_status_until_it_exists(engines: str) -
     wait_for(
         lambda: events(engines, engine, "SecretsFound"), timeout=EVENT_BOUND, what="Normal Event"
     )
+    # Existence only, by a metadata-only GET: the value never reached the operator.
+    log = (chart_rbac.directory / "operator.log").read_text(encoding="utf-8", errors="replace")
+    assert value not in log
 
 
 def test_engines_carry_no_finalizer_and_delete_at_once_while_no_operator_runs(
