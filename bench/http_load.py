@@ -1,0 +1,735 @@
+"""The HTTP hot path under load: Sentinel beside a bare ASGI app under the same uvicorn.
+
+``python bench/http_load.py [--seconds 4] [--runs 3] [--tail [--tail-seconds 120]]
+[--profile]``, or ``python bench/run.py --only http_load``.
+
+The load generator is ``wrk`` (Debian's package, unpacked into
+``${SENTINEL_CACHE:-~/.cache/sentinel}/tools/wrk`` by ``scripts/bench-tools.sh``, which this
+bench runs first); without it the bench stops with a message, it does not fall back to a
+Python client, whose own cost would be most of what it measured.
+
+Servers, each a process on its own 127.0.0.1 port, started here and stopped at the end:
+
+* ``echo``: a minimal pure-ASGI app answering every POST with the same fixed
+  ``chat.completion`` JSON, run by ``uvicorn.run`` with exactly the arguments ``sentinel
+  serve`` passes (same interpreter, so the same uvicorn, event loop and HTTP implementation):
+  the floor, what uvicorn alone costs per request;
+* ``off``: ``sentinel serve`` with ``OUTPUT_GUARDRAILS_ENABLED=false``;
+* ``default``: ``sentinel serve`` with the shipped default policy;
+* and the upstream both Sentinels call (``LLM_INFERENCE_URL``): another process of the echo
+  app, so the fake model costs what the floor costs and is never the bottleneck.
+
+The request: ``POST /v1/chat/completions`` with one short user message, no ``index_name``,
+not streamed (a wrk Lua script sets the body and ``Content-Type``; its ``done`` function
+prints the latency percentiles in microseconds). Each server is checked first with one
+request: 200, the expected answer, and for ``default`` the policy hash in ``sentinel``.
+
+For 1 connection (1 wrk thread) and 32 connections (2 threads; the machine has 2 cores, which
+wrk, the server and, for Sentinel, the upstream share), servers alternate, ``--runs`` runs of
+``--seconds`` each: req/s median, p50 and p99 (medians over the runs), and CPU time per request
+of the server, of the upstream and of wrk (``/proc/<pid>/stat`` utime+stime, and the
+children's rusage for wrk), read around each run. CPU per request separates what the server
+costs from contention for the two cores: ``1 core req/s`` is 1000 / server CPU ms per request.
+
+``--tail``: one connection for ``--tail-seconds`` (120) per server: p50, p99, p99.9, max and
+p99/p50. ``--profile``: ``py-spy record`` (``.venv/bin/pip install py-spy``) of the default
+policy server under 32 connections, the top functions by own time (busy samples only).
+
+Targets (issue 23): default policy >= 0.85x guardrails off and guardrails off >= 0.2x the echo
+floor (32 connections); p99 <= 3x p50 at one client over a 2-minute run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import importlib.util
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+if str(REPO / "tests") not in sys.path:  # run directly: bench helpers, test support servers
+    sys.path[:0] = [str(HERE), str(REPO / "tests")]
+
+import httpx  # noqa: E402
+
+from stats import table  # noqa: E402
+from support.runtime import free_port, start_runtime, stop_process  # noqa: E402
+
+MODEL = "fake-model"
+QUESTION = "What is the capital of France?"
+ANSWER = "The capital of France is Paris, on the Seine; about two million people live there."
+REQUEST_BODY = {"model": MODEL, "messages": [{"role": "user", "content": QUESTION}]}
+COMPLETION = {
+    "id": "chatcmpl-echo",
+    "object": "chat.completion",
+    "created": 1700000000,
+    "model": MODEL,
+    "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": ANSWER}, "finish_reason": "stop"}
+    ],
+    "usage": {"prompt_tokens": 9, "completion_tokens": 18, "total_tokens": 27},
+}
+PERCENTILES = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99)
+CONNECTION_LEVELS = ((1, 1), (32, 2))  # (connections, wrk threads)
+DEFAULT_OVER_OFF_TARGET = 0.85
+OFF_OVER_ECHO_TARGET = 0.2
+TAIL_RATIO_TARGET = 3.0
+STARTUP_SECONDS = 30.0
+WARMUP_SECONDS = 1.0
+TOOLS_SCRIPT = REPO / "scripts" / "bench-tools.sh"
+
+WRK_SCRIPT = """\
+-- POST one short chat request; done() prints what bench/http_load.py parses.
+wrk.method = "POST"
+wrk.body = [[%(body)s]]
+wrk.headers["Content-Type"] = "application/json"
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("bench: requests %%d duration_us %%d bytes %%d\\n",
+    summary.requests, summary.duration, summary.bytes))
+  io.write(string.format("bench: errors connect %%d read %%d write %%d status %%d timeout %%d\\n",
+    e.connect, e.read, e.write, e.status, e.timeout))
+  io.write(string.format("bench: latency_us min %%d mean %%.1f max %%d stdev %%.1f\\n",
+    latency.min, latency.mean, latency.max, latency.stdev))
+  for _, p in ipairs({%(percentiles)s}) do
+    io.write(string.format("bench: percentile_us %%g %%d\\n", p, latency:percentile(p)))
+  end
+end
+"""
+
+
+# --- the echo floor (and the fake upstream): a bare ASGI app ---------------------------------
+
+_COMPLETION_BYTES = json.dumps(COMPLETION, separators=(",", ":")).encode()
+_MODELS_BYTES = json.dumps({"object": "list", "data": [{"id": MODEL, "object": "model"}]}).encode()
+
+
+async def echo_app(scope: dict[str, Any], receive: Callable, send: Callable) -> None:
+    """Every POST gets the same ``chat.completion``; every GET the model list."""
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    if scope["type"] != "http":
+        return
+    more = True
+    while more:  # drain the request body
+        message = await receive()
+        more = message.get("more_body", False)
+    body = _COMPLETION_BYTES if scope["method"] == "POST" else _MODELS_BYTES
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def serve_echo(port: int) -> None:
+    """``uvicorn.run`` as ``sentinel serve`` calls it (runtime/sentinel_runtime/cli.py)."""
+    import uvicorn
+
+    uvicorn.run(
+        echo_app,
+        host="127.0.0.1",
+        port=port,
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=10,
+    )
+
+
+# --- wrk: fetching, running, parsing ----------------------------------------------------------
+
+
+class WrkMissingError(SystemExit):
+    """wrk could not be obtained: the bench cannot measure what it claims to."""
+
+
+def find_wrk() -> Path:
+    """The cached wrk wrapper, fetched by scripts/bench-tools.sh when missing."""
+    done = subprocess.run(
+        ["bash", str(TOOLS_SCRIPT), "--print-bin"], capture_output=True, text=True, timeout=600
+    )
+    path = Path(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else None
+    if done.returncode != 0 or path is None or not path.exists():
+        raise WrkMissingError(
+            "http_load: ERROR: wrk (the native load generator) could not be obtained by "
+            f"scripts/bench-tools.sh (exit {done.returncode}):\n{done.stderr.strip()}\n"
+            "This benchmark needs wrk; it does not fall back to a Python client. Install "
+            "Debian's `wrk` package or make its mirror reachable, then run it again."
+        )
+    return path
+
+
+@dataclass
+class WrkResult:
+    requests: int
+    seconds: float
+    errors: dict[str, int]
+    percentiles_us: dict[float, int]
+    mean_us: float
+    max_us: int
+    non_2xx: int = 0
+    reported_rps: float | None = None  # wrk's own "Requests/sec" line
+    wrk_cpu_s: float = 0.0
+    server_cpu_s: float = 0.0
+    upstream_cpu_s: float = 0.0
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+    def ms(self, percentile: float) -> float:
+        return self.percentiles_us[percentile] / 1000
+
+    def failures(self) -> dict[str, int]:
+        """Non-2xx answers and socket errors (wrk's ``status`` errors are the non-2xx)."""
+        kinds = {"non-2xx": self.non_2xx, **self.errors}
+        return {kind: n for kind, n in kinds.items() if n and kind != "status"}
+
+
+def describe_failures(results: Sequence[WrkResult]) -> str:
+    total: collections.Counter[str] = collections.Counter()
+    for result in results:
+        total.update(result.failures())
+    if not total:
+        return "0"
+    return f"{sum(total.values())} (" + ", ".join(f"{k} {n}" for k, n in total.items()) + ")"
+
+
+_BENCH_LINE = re.compile(r"^bench: (\w+) (.*)$")
+
+
+def parse_wrk(output: str) -> WrkResult:
+    """wrk's output with this bench's ``done`` lines (``bench: ...``) into numbers."""
+    counts: dict[str, int] = {}
+    errors: dict[str, int] = {}
+    percentiles: dict[float, int] = {}
+    latency: dict[str, float] = {}
+    reported: float | None = None
+    non_2xx = 0
+    for raw_line in output.splitlines():
+        line = raw_line.strip()
+        if line.startswith("Requests/sec:"):
+            reported = float(line.split()[1])
+        elif line.startswith("Non-2xx or 3xx responses:"):
+            non_2xx = int(line.rsplit(maxsplit=1)[1])
+        match = _BENCH_LINE.match(line)
+        if not match:
+            continue
+        kind, rest = match.groups()
+        words = rest.split()
+        if kind == "requests":
+            pairs = ["requests", *words]
+            counts = {k: int(v) for k, v in zip(pairs[::2], pairs[1::2], strict=True)}
+        elif kind == "errors":
+            errors = {k: int(v) for k, v in zip(words[::2], words[1::2], strict=True)}
+        elif kind == "latency_us":
+            latency = {k: float(v) for k, v in zip(words[::2], words[1::2], strict=True)}
+        elif kind == "percentile_us":
+            percentiles[float(words[0])] = int(words[1])
+    if not counts or not errors or not percentiles or not latency:
+        raise ValueError(f"no bench: lines in wrk's output (was the Lua script loaded?):\n{output}")
+    return WrkResult(
+        requests=counts["requests"],
+        seconds=counts["duration_us"] / 1e6,
+        errors=errors,
+        percentiles_us=percentiles,
+        mean_us=latency["mean"],
+        max_us=int(latency["max"]),
+        non_2xx=non_2xx,
+        reported_rps=reported,
+    )
+
+
+def write_wrk_script(path: Path) -> Path:
+    body = json.dumps(REQUEST_BODY, separators=(",", ":"))
+    percentiles = ", ".join(f"{p:g}" for p in PERCENTILES)
+    path.write_text(WRK_SCRIPT % {"body": body, "percentiles": percentiles}, encoding="utf-8")
+    return path
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads) from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+# --- the servers ------------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    name: str
+    process: subprocess.Popen
+    base_url: str
+    log_path: Path
+    upstream: Server | None = None  # whose CPU is read beside this one's
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/v1/chat/completions"
+
+
+def _start_echo(root: Path, name: str) -> Server:
+    port = free_port()
+    log_path = root / f"{name}-{port}.log"
+    code = (
+        f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(REPO / 'tests')!r}]; "
+        f"import http_load; http_load.serve_echo({port})"
+    )
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-c", code], stdout=log, stderr=subprocess.STDOUT, cwd=root
+        )
+    server = Server(name, process, f"http://127.0.0.1:{port}", log_path)
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited with {process.returncode}:\n{log_path.read_text()}")
+        try:
+            httpx.get(f"{server.base_url}/v1/models", timeout=1)
+            return server
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    stop_process(process)
+    raise RuntimeError(f"{name} did not start in {STARTUP_SECONDS} s")
+
+
+def _start_sentinel(root: Path, name: str, upstream: Server, guardrails: bool) -> Server:
+    directory = root / name
+    directory.mkdir()
+    env = {
+        "LLM_INFERENCE_URL": f"{upstream.base_url}/v1/chat/completions",
+        "LLM_MODEL": MODEL,
+        "OUTPUT_GUARDRAILS_ENABLED": "true" if guardrails else "false",
+        "LOG_LEVEL": "WARNING",
+    }
+    runtime = start_runtime(directory, env)
+    return Server(name, runtime.process, runtime.base_url, runtime.log_path, upstream)
+
+
+def check(server: Server) -> str:
+    """One request: 200 and the upstream's answer; for ``default``, the policy in force."""
+    response = httpx.post(server.url, json=REQUEST_BODY, timeout=30)
+    if response.status_code != 200:
+        raise RuntimeError(f"{server.name}: HTTP {response.status_code}: {response.text[:500]}")
+    body = response.json()
+    content = body["choices"][0]["message"]["content"]
+    if content != ANSWER:
+        raise RuntimeError(f"{server.name}: unexpected answer {content!r}")
+    info = body.get("sentinel")
+    if server.name == "echo":
+        return f"{server.name}: 200, the fixed completion ({len(response.content)} B)"
+    guardrails = (info or {}).get("guardrails") or {}
+    policy = guardrails.get("policyHash") or guardrails.get("policy_hash")
+    if server.name == "default" and not policy:
+        raise RuntimeError(f"{server.name}: no policy hash in the response: {info!r}")
+    if server.name == "off" and policy:
+        raise RuntimeError(f"{server.name}: guardrails are on (policy {policy}): {info!r}")
+    shown = f"enabled={json.dumps(guardrails.get('enabled'))}"
+    if policy:
+        shown += f", policyHash={policy[:16]}..."
+    size = len(response.content)
+    return (
+        f"{server.name}: 200, the upstream's answer ({size} B); sentinel.guardrails {shown}; "
+        f"sentinel keys: {', '.join(sorted(info or {}))}"
+    )
+
+
+@contextmanager
+def servers(root: Path) -> Iterator[dict[str, Server]]:
+    with ExitStack() as stack:
+        started: list[Server] = []
+        stack.callback(lambda: [stop_process(s.process) for s in reversed(started)])
+        upstream = _start_echo(root, "upstream")
+        started.append(upstream)
+        started.append(_start_echo(root, "echo"))
+        started.append(_start_sentinel(root, "off", upstream, guardrails=False))
+        started.append(_start_sentinel(root, "default", upstream, guardrails=True))
+        yield {s.name: s for s in started if s.name != "upstream"}
+
+
+def run_wrk(
+    wrk: Path, script: Path, server: Server, *, connections: int, threads: int, seconds: float
+) -> WrkResult:
+    command = [
+        str(wrk),
+        "-t",
+        str(threads),
+        "-c",
+        str(connections),
+        "-d",
+        f"{seconds:g}s",
+        "--timeout",
+        "10s",
+        "--latency",
+        "-s",
+        str(script),
+        server.url,
+    ]
+    pid = server.process.pid
+    upstream_pid = server.upstream.process.pid if server.upstream else None
+    server_before = cpu_seconds(pid)
+    upstream_before = cpu_seconds(upstream_pid) if upstream_pid else 0.0
+    children_before = _children_cpu()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 60)
+    server_after = cpu_seconds(pid)
+    upstream_after = cpu_seconds(upstream_pid) if upstream_pid else 0.0
+    if done.returncode != 0:
+        raise RuntimeError(f"wrk exited with {done.returncode}: {done.stderr}{done.stdout}")
+    result = parse_wrk(done.stdout)
+    result.wrk_cpu_s = _children_cpu() - children_before
+    result.server_cpu_s = server_after - server_before
+    result.upstream_cpu_s = upstream_after - upstream_before
+    return result
+
+
+# --- reporting --------------------------------------------------------------------------------
+
+
+def versions() -> str:
+    """The uvicorn, loop and HTTP implementation every server here runs on."""
+    uvicorn_bin = Path(sys.executable).with_name("uvicorn")
+    command = [str(uvicorn_bin)] if uvicorn_bin.exists() else [sys.executable, "-m", "uvicorn"]
+    done = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=30)
+    found = {name: importlib.util.find_spec(name) is not None for name in ("uvloop", "httptools")}
+    loop = "uvloop" if found["uvloop"] else "asyncio"
+    http = "httptools" if found["httptools"] else "h11"
+    return (
+        f"{done.stdout.strip() or done.stderr.strip()}; uvloop importable: {found['uvloop']}, "
+        f"httptools importable: {found['httptools']} -> loop='auto' runs {loop}, "
+        f"http='auto' runs {http} (for the echo floor and Sentinel alike)"
+    )
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def measured_commit() -> str:
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=REPO)
+        return done.stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = git("status", "--porcelain", "--", "runtime")
+    return head + (" + uncommitted changes in runtime/" if dirty else "")
+
+
+@dataclass
+class Series:
+    runs: list[WrkResult] = field(default_factory=list)
+
+    def med(self, fn: Callable[[WrkResult], float]) -> float:
+        return statistics.median(fn(r) for r in self.runs)
+
+    @property
+    def rps(self) -> float:
+        return self.med(lambda r: r.rps)
+
+    def cpu_ms(self, attribute: str) -> float:
+        """CPU ms per request (all runs pooled)."""
+        requests = sum(r.requests for r in self.runs)
+        return sum(getattr(r, attribute) for r in self.runs) / requests * 1000 if requests else 0
+
+
+def _ratio(value: float, base: float) -> str:
+    return f"{value / base:.2f}x" if base else "-"
+
+
+def _verdict(label: str, value: float, target: float, more_is_better: bool = True) -> str:
+    met = value >= target if more_is_better else value <= target
+    sign = ">=" if more_is_better else "<="
+    return f"{label}: {value:.2f}x ({'met' if met else 'MISSED'}: {sign} {target}x)"
+
+
+def load_runs(
+    wrk: Path, script: Path, running: dict[str, Server], seconds: float, runs: int
+) -> tuple[str, list[str]]:
+    rows: list[list[str]] = []
+    verdicts: list[str] = []
+    for connections, threads in CONNECTION_LEVELS:
+        for server in running.values():  # warm up each server at this concurrency
+            run_wrk(
+                wrk,
+                script,
+                server,
+                connections=connections,
+                threads=threads,
+                seconds=WARMUP_SECONDS,
+            )
+        series = {name: Series() for name in running}
+        for _ in range(runs):  # alternated, so drift on the shared machine hits all alike
+            for name, server in running.items():
+                series[name].runs.append(
+                    run_wrk(
+                        wrk,
+                        script,
+                        server,
+                        connections=connections,
+                        threads=threads,
+                        seconds=seconds,
+                    )
+                )
+        rps = {name: s.rps for name, s in series.items()}
+        cpu = {name: s.cpu_ms("server_cpu_s") for name, s in series.items()}
+        for name, got in series.items():
+            ratio = "-"
+            if name == "off":
+                ratio = f"{_ratio(rps['off'], rps['echo'])} of echo"
+            elif name == "default":
+                ratio = f"{_ratio(rps['default'], rps['off'])} of off"
+            server_cpu = cpu[name]
+            upstream_cpu = got.cpu_ms("upstream_cpu_s")
+            rows.append(
+                [
+                    f"{connections} ({threads} thr)",
+                    name,
+                    f"{got.rps:,.0f}",
+                    " / ".join(f"{r.rps:,.0f}" for r in got.runs),
+                    ratio,
+                    f"{got.med(lambda r: r.ms(50.0)):.2f}",
+                    f"{got.med(lambda r: r.ms(99.0)):.2f}",
+                    f"{server_cpu:.3f}",
+                    f"{1000 / server_cpu:,.0f}" if server_cpu else "-",
+                    f"{upstream_cpu:.3f}" if running[name].upstream else "-",
+                    f"{got.cpu_ms('wrk_cpu_s'):.3f}",
+                    describe_failures(got.runs),
+                ]
+            )
+        verdicts.append(
+            f"{connections} connection(s): "
+            + _verdict("off/echo req/s", rps["off"] / rps["echo"], OFF_OVER_ECHO_TARGET)
+            + "; "
+            + _verdict("default/off req/s", rps["default"] / rps["off"], DEFAULT_OVER_OFF_TARGET)
+            + f"; by server CPU per request: off/echo {cpu['echo'] / cpu['off']:.2f}x, "
+            f"default/off {cpu['off'] / cpu['default']:.2f}x"
+        )
+    header = [
+        "connections",
+        "server",
+        "req/s (median)",
+        "req/s per run",
+        "ratio",
+        "p50 ms",
+        "p99 ms",
+        "server CPU ms/req",
+        "1 core req/s",
+        "upstream CPU ms/req",
+        "wrk CPU ms/req",
+        "failed",
+    ]
+    title = (
+        f"POST /v1/chat/completions, no index, not streamed: {runs} alternating runs of "
+        f"{seconds:g} s per server (wrk)"
+    )
+    return table(title, header, rows), verdicts
+
+
+def tail_runs(
+    wrk: Path, script: Path, running: dict[str, Server], seconds: float
+) -> tuple[str, list[str]]:
+    rows: list[list[str]] = []
+    verdicts: list[str] = []
+    for name, server in running.items():
+        run_wrk(wrk, script, server, connections=1, threads=1, seconds=WARMUP_SECONDS)
+        got = run_wrk(wrk, script, server, connections=1, threads=1, seconds=seconds)
+        p50, p99 = got.ms(50.0), got.ms(99.0)
+        rows.append(
+            [
+                name,
+                f"{got.rps:,.0f}",
+                f"{p50:.2f}",
+                f"{p99:.2f}",
+                f"{got.ms(99.9):.2f}",
+                f"{got.ms(99.99):.2f}",
+                f"{got.max_us / 1000:.2f}",
+                f"{p99 / p50:.2f}x",
+                f"{got.server_cpu_s / got.requests * 1000:.3f}" if got.requests else "-",
+                f"{got.requests:,}",
+                describe_failures([got]),
+            ]
+        )
+        if name != "echo":
+            verdicts.append(
+                _verdict(f"{name}: p99/p50", p99 / p50, TAIL_RATIO_TARGET, more_is_better=False)
+            )
+    header = [
+        "server",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "p99.99 ms",
+        "max ms",
+        "p99/p50",
+        "server CPU ms/req",
+        "requests",
+        "failed",
+    ]
+    title = f"Tail latency at one client: {seconds:g} s per server, one after another (wrk -c1 -t1)"
+    return table(title, header, rows), verdicts
+
+
+def _py_spy() -> str | None:
+    beside = Path(sys.executable).with_name("py-spy")
+    return str(beside) if beside.exists() else shutil.which("py-spy")
+
+
+_LINE_NUMBER = re.compile(r":\d+\)$")
+
+
+def top_own_time(raw: str, count: int = 15) -> tuple[list[tuple[str, int]], int]:
+    """py-spy's raw (collapsed) stacks into the leaf functions with the most samples."""
+    own: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in raw.splitlines():
+        stack, _, samples = line.rpartition(" ")
+        if not stack or not samples.isdigit():
+            continue
+        leaf = stack.rsplit(";", 1)[-1]
+        own[_LINE_NUMBER.sub(")", leaf)] += int(samples)
+        total += int(samples)
+    return own.most_common(count), total
+
+
+def _short(frame: str) -> str:
+    """``fn (/abs/.../site-packages/pkg/mod.py)`` as ``fn (pkg/mod.py)``."""
+    for marker in ("site-packages/", "runtime/", "lib/python3.11/"):
+        if marker in frame:
+            name, _, path = frame.partition(" (")
+            return f"{name} ({path.split(marker, 1)[1]}"
+    return frame
+
+
+def profile(wrk: Path, script: Path, server: Server, seconds: float, root: Path) -> str:
+    py_spy = _py_spy()
+    if py_spy is None:
+        return "profile: py-spy is not installed (.venv/bin/pip install py-spy); skipped"
+    out = root / "default.raw"
+    recorder = subprocess.Popen(
+        [
+            py_spy,
+            "record",
+            "--pid",
+            str(server.process.pid),
+            "--duration",
+            f"{seconds:g}",
+            "--rate",
+            "250",
+            "--format",
+            "raw",
+            "--nonblocking",
+            "--output",
+            str(out),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(0.5)
+    load = run_wrk(wrk, script, server, connections=32, threads=2, seconds=seconds + 1)
+    _, error = recorder.communicate(timeout=seconds + 60)
+    if recorder.returncode != 0 or not out.exists():
+        return f"profile: py-spy record failed ({recorder.returncode}): {error.strip()[-500:]}"
+    top, total = top_own_time(out.read_text(encoding="utf-8", errors="replace"))
+    rows = [[f"{n / total:.1%}", str(n), _short(frame)] for frame, n in top]
+    title = (
+        f"Where the default-policy server's time goes under 32 connections ({load.rps:,.0f} "
+        f"req/s while sampled): py-spy record --nonblocking at 250 Hz for {seconds:g} s, "
+        f"{total:,} busy samples, top functions by own time"
+    )
+    return table(title, ["own", "samples", "function (file)"], rows)
+
+
+def run(
+    quick: bool = False,
+    *,
+    seconds: float = 4.0,
+    runs: int = 3,
+    tail: bool = False,
+    tail_seconds: float = 120.0,
+    profile_seconds: float | None = None,
+) -> str:
+    if quick:
+        seconds, tail_seconds = min(seconds, 2.0), min(tail_seconds, 10.0)
+    wrk = find_wrk()
+    wrk_version = subprocess.run([str(wrk), "--version"], capture_output=True, text=True)
+    lines = [
+        f"runtime at {measured_commit()}; {os.cpu_count()} CPUs shared by wrk, the server and "
+        f"(for Sentinel) its upstream; load average before: {load_average()}",
+        f"servers: {versions()}",
+        f"load generator: {wrk_version.stdout.splitlines()[0] if wrk_version.stdout else wrk}",
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        script = write_wrk_script(root / "chat.lua")
+        with servers(root) as running:
+            lines += [f"check: {check(server)}" for server in running.values()]
+            if tail:
+                text, verdicts = tail_runs(wrk, script, running, tail_seconds)
+            else:
+                text, verdicts = load_runs(wrk, script, running, seconds, runs)
+            lines += ["", text, *verdicts, f"load average after: {load_average()}"]
+            if profile_seconds:
+                lines += ["", profile(wrk, script, running["default"], profile_seconds, root)]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="2 s runs (10 s with --tail)")
+    parser.add_argument("--seconds", type=float, default=4.0, help="seconds per run (4)")
+    parser.add_argument("--runs", type=int, default=3, help="runs per server and level (3)")
+    parser.add_argument("--tail", action="store_true", help="one client, --tail-seconds each")
+    parser.add_argument("--tail-seconds", type=float, default=120.0, help="(120)")
+    parser.add_argument(
+        "--profile",
+        type=float,
+        nargs="?",
+        const=10.0,
+        default=None,
+        metavar="SECONDS",
+        help="py-spy the default-policy server under 32 connections (10 s)",
+    )
+    args = parser.parse_args(argv)
+    print(
+        run(
+            quick=args.quick,
+            seconds=args.seconds,
+            runs=args.runs,
+            tail=args.tail,
+            tail_seconds=args.tail_seconds,
+            profile_seconds=args.profile,
+        ),
+        flush=True,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

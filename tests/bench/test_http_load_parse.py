@@ -1,0 +1,133 @@
+"""bench/http_load.py's reading of wrk's output, on output captured from wrk 4.1.0 (Debian's
+package) running the bench's own Lua script; no timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import http_load
+
+# wrk -t2 -c32 -d4s --timeout 10s --latency -s chat.lua: the default-policy server.
+DEFAULT_POLICY_32 = """\
+Running 4s test @ http://127.0.0.1:44131/v1/chat/completions
+  2 threads and 32 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency   150.72ms  115.09ms 725.83ms   87.33%
+    Req/Sec   120.90     59.60   220.00     61.11%
+  Latency Distribution
+     50%  115.23ms
+     75%  194.55ms
+     90%  298.04ms
+     99%  581.99ms
+  919 requests in 4.06s, 1.33MB read
+Requests/sec:    226.45
+Transfer/sec:    336.11KB
+bench: requests 919 duration_us 4058297 bytes 1396787
+bench: errors connect 0 read 0 write 0 status 0 timeout 0
+bench: latency_us min 31533 mean 150720.0 max 725833 stdev 115089.1
+bench: percentile_us 50 115232
+bench: percentile_us 75 194551
+bench: percentile_us 90 298039
+bench: percentile_us 99 581987
+bench: percentile_us 99.9 695558
+bench: percentile_us 99.99 725833
+"""
+
+# wrk -t1 -c1 -d1s ... against a route Sentinel does not have: every answer a 404.
+NOT_FOUND_1 = """\
+Running 1s test @ http://127.0.0.1:39139/v1/no-such-route
+  1 threads and 1 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency   538.61us    2.10ms  24.91ms   97.76%
+    Req/Sec     3.92k   306.32     4.16k    90.91%
+  Latency Distribution
+     50%  240.00us
+     75%  247.00us
+     90%  278.00us
+     99%   13.65ms
+  4287 requests in 1.10s, 0.97MB read
+  Non-2xx or 3xx responses: 4287
+Requests/sec:   3898.42
+Transfer/sec:      0.88MB
+bench: requests 4287 duration_us 1099677 bytes 1016152
+bench: errors connect 0 read 0 write 0 status 4287 timeout 0
+bench: latency_us min 222 mean 538.6 max 24909 stdev 2100.7
+bench: percentile_us 50 240
+bench: percentile_us 75 247
+bench: percentile_us 90 278
+bench: percentile_us 99 13645
+bench: percentile_us 99.9 23885
+bench: percentile_us 99.99 24909
+"""
+
+
+def test_reads_requests_duration_and_percentiles_in_microseconds() -> None:
+    result = http_load.parse_wrk(DEFAULT_POLICY_32)
+    assert result.requests == 919
+    assert result.seconds == pytest.approx(4.058297)
+    assert result.rps == pytest.approx(919 / 4.058297)
+    assert result.reported_rps == pytest.approx(226.45)
+    assert result.percentiles_us == {
+        50.0: 115232,
+        75.0: 194551,
+        90.0: 298039,
+        99.0: 581987,
+        99.9: 695558,
+        99.99: 725833,
+    }
+    assert result.ms(99.0) == pytest.approx(581.987)
+    assert result.mean_us == pytest.approx(150720.0)
+    assert result.max_us == 725833
+    assert result.errors == {"connect": 0, "read": 0, "write": 0, "status": 0, "timeout": 0}
+    assert result.failures() == {}
+    assert http_load.describe_failures([result]) == "0"
+
+
+def test_the_done_lines_agree_with_wrk_s_own_summary() -> None:
+    result = http_load.parse_wrk(DEFAULT_POLICY_32)
+    # wrk prints the same percentiles rounded ("95.57ms") in its Latency Distribution.
+    for percentile, shown in re.findall(r"^\s+(\d+)%\s+([\d.]+)ms$", DEFAULT_POLICY_32, re.M):
+        assert result.ms(float(percentile)) == pytest.approx(float(shown), abs=0.01)
+    assert result.rps == pytest.approx(result.reported_rps, rel=0.001)
+
+
+def test_non_2xx_answers_count_as_failures_once() -> None:
+    result = http_load.parse_wrk(NOT_FOUND_1)
+    assert result.non_2xx == 4287
+    assert result.errors["status"] == 4287  # wrk's status errors are the same answers
+    assert result.failures() == {"non-2xx": 4287}
+    assert http_load.describe_failures([result, result]) == "8574 (non-2xx 8574)"
+
+
+def test_output_without_the_scripts_lines_is_refused() -> None:
+    plain = NOT_FOUND_1.split("bench:", maxsplit=1)[0]
+    with pytest.raises(ValueError, match="Lua script"):
+        http_load.parse_wrk(plain)
+
+
+def test_the_lua_script_posts_the_bench_request(tmp_path: Path) -> None:
+    script = http_load.write_wrk_script(tmp_path / "chat.lua").read_text()
+    body = re.search(r"wrk.body = \[\[(.*)\]\]", script)
+    assert body is not None
+    assert json.loads(body.group(1)) == http_load.REQUEST_BODY
+    assert "index_name" not in http_load.REQUEST_BODY
+    assert 'wrk.headers["Content-Type"] = "application/json"' in script
+    assert 'wrk.method = "POST"' in script
+
+
+def test_py_spy_raw_stacks_give_own_time_per_function() -> None:
+    raw = (
+        "<module> (x.py:1);run (a.py:10);handle (h11/_conn.py:5) 30\n"
+        "<module> (x.py:1);run (a.py:10);handle (h11/_conn.py:7) 10\n"
+        "<module> (x.py:1);run (a.py:10) 20\n"
+    )
+    top, total = http_load.top_own_time(raw)
+    assert total == 60
+    assert top == [("handle (h11/_conn.py)", 40), ("run (a.py)", 20)]
