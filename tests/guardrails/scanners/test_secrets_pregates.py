@@ -18,6 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sentinel_runtime.guardrails.scanners.secrets import (
+    EAGER_NEEDS,
+    EAGER_SELF_CONTAINED,
     PREGATES,
     VIRTUAL_FILENAME,
     builtin_plugins,
@@ -190,6 +192,13 @@ SHAPES: dict[str, list[str]] = {
         "1234567890:AAEhBOweik6ad9r_QXMENQjcrGbqCr4K-sQ",
         "12345678:" + "A" * 35,
     ],
+    # Not pregated (they have literal prefixes), but their eager-pass skip is checked here.
+    "GitHubTokenDetector": ["ghp_" + "aB3" * 12, "ghs_" + "Zz9_" * 9],
+    "TwilioKeyDetector": ["SK" + "0a" * 16, "AC" + "f1" * 16],
+    "DiscordBotTokenDetector": [
+        "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+        "Nzk5MjI2NzM0MTk0MzM2NjQ2.X_abcd.abcdefghijklmnopqrstuvwxyz0",
+    ],
 }
 
 
@@ -285,6 +294,77 @@ def test_pregate_passes_whenever_a_plugin_regex_matches(name: str) -> None:
 
     check()
     # The property is vacuous unless the strategy reaches the regexes (17 to 80 of 300 do).
+    assert len(matched) >= 5, f"only {len(matched)} generated lines matched a {name} regex"
+
+
+INI_FRAMES = ("{k} = {v}", "{k}: {v}", "{k}={v}", "[s]\n{k} = {v}", "{k} = '{v}'", '{k}: "{v}"')
+
+
+def ini_texts(name: str) -> st.SearchStrategy[str]:
+    """Answers with INI-looking settings whose values are the plugin's shapes, mutated."""
+    setting = st.builds(
+        lambda frame, key, value: frame.format(k=key, v=value.replace("\n", " ")),
+        st.sampled_from(INI_FRAMES),
+        st.sampled_from(("value", "id", "x", "bot", "a b", "AP", "n")),
+        lines_for(name),
+    )
+    return st.lists(st.one_of(setting, st.sampled_from(SNIPPETS)), min_size=1, max_size=5).map(
+        "\n".join
+    )
+
+
+@pytest.mark.parametrize("name", sorted({*EAGER_NEEDS, *EAGER_SELF_CONTAINED}))
+def test_skipping_the_eager_pass_never_loses_a_finding(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The eager INI pass is skipped when ``_eager_pass_can_find`` says it cannot find
+    anything: on INI-looking answers, the plugin's findings must be those of always
+    running it."""
+    scanner = engine((name,))
+    outcomes: list[tuple[bool, bool]] = []
+
+    @settings(
+        max_examples=MAX_EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(text=ini_texts(name))
+    def check(text: str) -> None:
+        skipped = scanner.find(text)
+        with monkeypatch.context() as patch:
+            patch.setattr(type(scanner), "_eager_pass_can_find", lambda self, text: True)
+            always = scanner.find(text)
+        assert sorted(map(repr, skipped)) == sorted(map(repr, always)), text
+        outcomes.append((scanner._eager_pass_can_find(text), bool(always)))
+
+    check()
+    # Vacuous unless the pass is both run and skipped, and the plugin finds something.
+    runs = [run for run, _ in outcomes]
+    assert any(runs) and not all(runs) and any(found for _, found in outcomes)
+
+
+@pytest.mark.parametrize("name", sorted(EAGER_NEEDS))
+def test_every_match_holds_what_the_eager_pass_skip_needs(name: str) -> None:
+    """The eager INI pass is skipped for a text without ``EAGER_NEEDS[name]``: every match
+    of the plugin's regexes must hold it, or the skip would lose a finding."""
+    regexes = plugin_regexes(name)
+    matched: list[str] = []
+
+    @settings(
+        max_examples=MAX_EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(line=lines_for(name))
+    def check(line: str) -> None:
+        for regex in regexes:
+            for m in regex.finditer(line):
+                matched.append(m.group())
+                assert EAGER_NEEDS[name].search(m.group()), (name, m.group())
+
+    check()
     assert len(matched) >= 5, f"only {len(matched)} generated lines matched a {name} regex"
 
 

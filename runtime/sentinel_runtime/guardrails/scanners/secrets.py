@@ -85,7 +85,26 @@ PREGATES: dict[str, tuple[tuple[str, ...], bool, tuple[str, ...]]] = {
     "HexHighEntropyString": (_QUOTES[:2], False, ()),
     # Not _DIGITS: the regex's \d also matches other scripts' digits ("١٢٣٤٥٦٧٨:...").
     "TelegramBotTokenDetector": ((":",), False, ()),
+    "DiscordBotTokenDetector": ((".",), False, ()),
 }
+
+# What the eager INI pass adds to the key and value it cuts from the text.
+_EAGER_ADDED = frozenset(' ="\\')
+# For these plugins a pregate literal is in most answers (":" and "AP" of "API"), so the eager
+# pass is skipped only when the text lacks a sharper piece every match holds, contiguous and
+# made of nothing the pass adds: the digits and colon of a Telegram token, "AKC" or "AP" and a
+# hex digit of an Artifactory token. ``test_secrets_pregates`` checks them on the regexes.
+EAGER_NEEDS: dict[str, re.Pattern[str]] = {
+    "TelegramBotTokenDetector": re.compile(r"\d:"),
+    "ArtifactoryDetector": re.compile(r"AKC|AP[\dABCDEF]"),
+}
+# Plugins whose regexes hold no anchor, no lookbehind and nothing that matches what the pass
+# adds, while their literals ("." and "gh", "AC" and "SK") are in most answers: a match in
+# one of the pass's lines is a match in the text, so their own regexes say whether it can
+# find anything. ``test_secrets_pregates`` checks it against the real INI pass.
+EAGER_SELF_CONTAINED = frozenset(
+    {"DiscordBotTokenDetector", "GitHubTokenDetector", "TwilioKeyDetector"}
+)
 
 # detect-secrets filters that can reject a line only when this literal is in it or in its
 # code snippet: every allowlist comment says "pragma: allowlist secret". Skipping the
@@ -523,11 +542,47 @@ class _DetectSecretsEngine:
                         findings.append(Finding(secret.type, secret.secret_value or ""))
         return findings
 
+    def _eager_pass_can_find(self, text: str) -> bool:
+        """Whether the eager INI pass could find anything the line pass did not.
+
+        That pass writes each setting as ``key = "value"``, keys and values cut from the
+        text, so a literal a plugin regex needs is in one of its lines only if it is in the
+        text, unless it is made of what the pass adds (`` = "``, and ``\\`` before quotes) or
+        interpolation (``%(name)s``) joins values. Most answers hold no such literal, and the
+        pass costs an INI parse of the whole answer.
+        """
+        if "%(" in text:
+            return True
+        folded: str | None = None
+        for gate in self.gates:
+            name = type(self.plugins[gate.plugin]).__name__
+            if name in EAGER_SELF_CONTAINED:
+                if gate.regex.search(text):
+                    return True
+                continue
+            need = EAGER_NEEDS.get(name)
+            if need is not None:
+                if need.search(text):
+                    return True
+                continue
+            literals = gate.any_of or gate.prefixes
+            if not literals or any(set(lit) <= _EAGER_ADDED for lit in literals):
+                return True
+            if gate.folded and folded is None:
+                folded = text.casefold()
+            haystack = folded if gate.folded else text
+            if any(lit in haystack for lit in literals):
+                return True
+        return False
+
     def _line_passes(self, text: str) -> Iterator[list[str]]:
         """The line lists detect-secrets' file scan would check, in its order."""
         # Universal newlines, as the file scan's text-mode open(): a lone "\r" ends a line.
         handle = _NamedStringIO(text, newline=None)
-        yield self._get_transformed_file(handle) or handle.readlines()
+        transformed = self._get_transformed_file(handle) if _opens_with_section(text) else None
+        yield transformed or handle.readlines()
+        if not self._eager_pass_can_find(text):
+            return
         handle.seek(0)
         eager = self._get_transformed_file(handle, use_eager_transformers=True)
         if eager:
@@ -539,6 +594,22 @@ class _DetectSecretsEngine:
             if findings:
                 return findings
         return []
+
+
+def _opens_with_section(text: str) -> bool:
+    """Whether the first setting line is an INI ``[section]`` header.
+
+    detect-secrets' line pass first parses the text as an INI file without adding a header;
+    configparser raises on a first line (not blank, not a ``#``/``;`` comment) that is no
+    section header, and the pass falls back to the text's own lines. So without a header the
+    parse can be skipped, with the same lines.
+    """
+    # Lines as the file scan reads them (universal newlines), not str.splitlines()'s.
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("#", ";")):
+            return stripped.startswith("[")
+    return False
 
 
 def _open_end(pattern: re.Pattern[str]) -> regex_module.Pattern[str]:
