@@ -44,11 +44,3 @@ POLICY_EVENTS = Counter(
     "ConfigMap events the policy watch handled (only policy ConfigMaps engines use).",
     registry=REGISTRY,
 )
-DRIFT_REPAIRS = Counter(
-    "sentinel_operator_drift_repairs",
-    "Owned objects put back after they were deleted or changed by hand, by kind.",
-    ["kind"],
-    registry=REGISTRY,
-)
-for _kind in ("Deployment", "Service"):
-    DRIFT_REPAIRS.labels(_kind)

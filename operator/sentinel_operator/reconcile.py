@@ -303,7 +303,6 @@ def refresh_policy(
 
 
 def _repaired(kind: str, name: str, what: str) -> Notice:
-    metrics.DRIFT_REPAIRS.labels(kind).inc()
     return Notice(conditions.NORMAL, DRIFT_REPAIRED, f"{kind} {name} {what}"[:1000])
 
 
