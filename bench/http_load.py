@@ -191,6 +191,19 @@ class WrkResult:
     reported_rps: float | None = None  # wrk's own "Requests/sec" line
     wrk_cpu_s: float = 0.0
     server_cpu_s: float = 0.0
+    machine_cpu_s: float = 0.0  # every CPU's busy time (/proc/stat) during the run
+
+    @property
+    def server_cores(self) -> float:
+        """How much of a core the server had (its CPU seconds per second)."""
+        return self.server_cpu_s / self.seconds if self.seconds else 0.0
+
+    @property
+    def other_cores(self) -> float:
+        """Cores busy with other processes (not the server, its upstream or wrk)."""
+        ours = self.server_cpu_s + self.upstream_cpu_s + self.wrk_cpu_s
+        return max(0.0, self.machine_cpu_s - ours) / self.seconds if self.seconds else 0.0
+
     upstream_cpu_s: float = 0.0
 
     @property
@@ -271,6 +284,13 @@ def cpu_seconds(pid: int) -> float:
     """utime + stime of a process (all its threads) from /proc/<pid>/stat."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_seconds() -> float:
+    """Busy time summed over every CPU (/proc/stat: all but idle and iowait)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def _children_cpu() -> float:
@@ -396,7 +416,9 @@ def run_wrk(
     server_before = cpu_seconds(pid)
     upstream_before = cpu_seconds(upstream_pid) if upstream_pid else 0.0
     children_before = _children_cpu()
+    machine_before = machine_busy_seconds()
     done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 60)
+    machine_after = machine_busy_seconds()
     server_after = cpu_seconds(pid)
     upstream_after = cpu_seconds(upstream_pid) if upstream_pid else 0.0
     if done.returncode != 0:
@@ -404,6 +426,7 @@ def run_wrk(
     result = parse_wrk(done.stdout)
     result.wrk_cpu_s = _children_cpu() - children_before
     result.server_cpu_s = server_after - server_before
+    result.machine_cpu_s = machine_after - machine_before
     result.upstream_cpu_s = upstream_after - upstream_before
     return result
 
@@ -518,6 +541,8 @@ def load_runs(
                     f"{1000 / server_cpu:,.0f}" if server_cpu else "-",
                     f"{upstream_cpu:.3f}" if running[name].upstream else "-",
                     f"{got.cpu_ms('wrk_cpu_s'):.3f}",
+                    f"{got.med(lambda r: r.server_cores):.2f}",
+                    f"{got.med(lambda r: r.other_cores):.2f}",
                     describe_failures(got.runs),
                 ]
             )
@@ -541,6 +566,8 @@ def load_runs(
         "1 core req/s",
         "upstream CPU ms/req",
         "wrk CPU ms/req",
+        "server cores",
+        "others' cores",
         "failed",
     ]
     title = (
@@ -570,6 +597,7 @@ def tail_runs(
                 f"{got.max_us / 1000:.2f}",
                 f"{p99 / p50:.2f}x",
                 f"{got.server_cpu_s / got.requests * 1000:.3f}" if got.requests else "-",
+                f"{got.other_cores:.2f}",
                 f"{got.requests:,}",
                 describe_failures([got]),
             ]
@@ -588,6 +616,7 @@ def tail_runs(
         "max ms",
         "p99/p50",
         "server CPU ms/req",
+        "others' cores",
         "requests",
         "failed",
     ]
@@ -601,20 +630,54 @@ def _py_spy() -> str | None:
 
 
 _LINE_NUMBER = re.compile(r":\d+\)$")
+_THREAD = re.compile(r"^thread \((?:0x)?[0-9a-fA-F]+\): ?")
+PROFILE_RATE = 200  # samples per second
 
 
-def top_own_time(raw: str, count: int = 15) -> tuple[list[tuple[str, int]], int]:
-    """py-spy's raw (collapsed) stacks into the leaf functions with the most samples."""
-    own: collections.Counter[str] = collections.Counter()
-    total = 0
+@dataclass
+class Profile:
+    """py-spy's raw (collapsed) stacks: samples per leaf function, thread and package."""
+
+    own: collections.Counter[str] = field(default_factory=collections.Counter)
+    threads: collections.Counter[str] = field(default_factory=collections.Counter)
+    packages: collections.Counter[str] = field(default_factory=collections.Counter)
+    total: int = 0
+
+
+def read_profile(raw: str) -> Profile:
+    """Own time per function (its line numbers merged); a first ``thread (id): name`` frame
+    (``--threads``) counts toward that thread's name instead."""
+    found = Profile()
     for line in raw.splitlines():
         stack, _, samples = line.rpartition(" ")
         if not stack or not samples.isdigit():
             continue
-        leaf = stack.rsplit(";", 1)[-1]
-        own[_LINE_NUMBER.sub(")", leaf)] += int(samples)
-        total += int(samples)
-    return own.most_common(count), total
+        frames = stack.split(";")
+        if _THREAD.match(frames[0]):
+            found.threads[_THREAD.sub("", frames[0]) or "?"] += int(samples)
+            frames = frames[1:] or frames
+        leaf = _LINE_NUMBER.sub(")", frames[-1])
+        found.own[leaf] += int(samples)
+        found.packages[_package(leaf)] += int(samples)
+        found.total += int(samples)
+    return found
+
+
+def top_own_time(raw: str, count: int = 15) -> tuple[list[tuple[str, int]], int]:
+    """The leaf functions with the most samples, and all samples."""
+    found = read_profile(raw)
+    return found.own.most_common(count), found.total
+
+
+def _package(frame: str) -> str:
+    """The top-level package (or stdlib module) a frame's file belongs to."""
+    path = frame.rpartition(" (")[2].rstrip(")")
+    for marker in ("site-packages/", "runtime/", "lib/python3.11/"):
+        if marker in path:
+            path = path.split(marker, 1)[1]
+            break
+    head = path.split("/", 1)[0]
+    return head.removesuffix(".py") if head else "?"
 
 
 def _short(frame: str) -> str:
@@ -626,44 +689,58 @@ def _short(frame: str) -> str:
     return frame
 
 
+def _record(py_spy: str, pid: int, seconds: float, out: Path, *flags: str) -> subprocess.Popen:
+    command = [py_spy, "record", "--pid", str(pid), "--duration", f"{seconds:g}"]
+    command += ["--rate", str(PROFILE_RATE), "--format", "raw", "--output", str(out), *flags]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def _shares(counter: collections.Counter[str], total: int, count: int) -> str:
+    return ", ".join(f"{name} {n / total:.0%}" for name, n in counter.most_common(count))
+
+
 def profile(wrk: Path, script: Path, server: Server, seconds: float, root: Path) -> str:
+    """Two py-spy recordings of the server under 32 connections: only the thread holding the
+    GIL (``--gil``: where Python's CPU goes), then every busy thread (``--threads``; sampled
+    without pausing the process, whose pauses make py-spy count threads waiting on a lock as
+    busy)."""
     py_spy = _py_spy()
     if py_spy is None:
         return "profile: py-spy is not installed (.venv/bin/pip install py-spy); skipped"
-    out = root / "default.raw"
-    recorder = subprocess.Popen(
-        [
-            py_spy,
-            "record",
-            "--pid",
-            str(server.process.pid),
-            "--duration",
-            f"{seconds:g}",
-            "--rate",
-            "250",
-            "--format",
-            "raw",
-            "--nonblocking",
-            "--output",
-            str(out),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+    parts: list[str] = []
+    passes = (
+        ("GIL held: Python's own CPU", ("--gil",)),
+        ("busy samples, every thread", ("--threads", "--nonblocking")),
     )
-    time.sleep(0.5)
-    load = run_wrk(wrk, script, server, connections=32, threads=2, seconds=seconds + 1)
-    _, error = recorder.communicate(timeout=seconds + 60)
-    if recorder.returncode != 0 or not out.exists():
-        return f"profile: py-spy record failed ({recorder.returncode}): {error.strip()[-500:]}"
-    top, total = top_own_time(out.read_text(encoding="utf-8", errors="replace"))
-    rows = [[f"{n / total:.1%}", str(n), _short(frame)] for frame, n in top]
-    title = (
-        f"Where the default-policy server's time goes under 32 connections ({load.rps:,.0f} "
-        f"req/s while sampled): py-spy record --nonblocking at 250 Hz for {seconds:g} s, "
-        f"{total:,} busy samples, top functions by own time"
-    )
-    return table(title, ["own", "samples", "function (file)"], rows)
+    for label, flags in passes:
+        out = root / f"default-{flags[0].strip('-')}.raw"
+        recorder = _record(py_spy, server.process.pid, seconds, out, *flags)
+        time.sleep(0.5)
+        load = run_wrk(wrk, script, server, connections=32, threads=2, seconds=seconds + 1)
+        _, error = recorder.communicate(timeout=seconds + 60)
+        if recorder.returncode != 0 or not out.exists():
+            failed = error.strip()[-500:]
+            parts.append(f"profile: py-spy record failed ({recorder.returncode}): {failed}")
+            continue
+        found = read_profile(out.read_text(encoding="utf-8", errors="replace"))
+        if not found.total:
+            parts.append(f"profile ({label}): no samples")
+            continue
+        rows = [
+            [f"{n / found.total:.1%}", str(n), _short(frame)]
+            for frame, n in found.own.most_common(15)
+        ]
+        title = (
+            f"Default-policy server under 32 connections ({load.rps:,.0f} req/s while sampled): "
+            f"py-spy record {' '.join(flags)} at {PROFILE_RATE} Hz for {seconds:g} s, "
+            f"{found.total:,} samples ({label}); top 15 functions by own time"
+        )
+        parts.append(table(title, ["own", "samples", "function (file)"], rows))
+        if found.threads:
+            parts.append(f"by thread: {_shares(found.threads, found.total, 4)}")
+        parts.append(f"own time by package: {_shares(found.packages, found.total, 12)}")
+        parts.append("")
+    return "\n".join(parts).rstrip()
 
 
 def run(

@@ -131,3 +131,21 @@ def test_py_spy_raw_stacks_give_own_time_per_function() -> None:
     top, total = http_load.top_own_time(raw)
     assert total == 60
     assert top == [("handle (h11/_conn.py)", 40), ("run (a.py)", 20)]
+
+
+def test_py_spy_thread_frames_count_per_thread_not_as_functions() -> None:
+    # py-spy record --threads --format raw: the first frame names the thread.
+    raw = (
+        "thread (24403): MainThread;run (asyncio/base_events.py:607);"
+        "write (asyncio/selector_events.py:1071) 83\n"
+        "thread (24627): AnyIO worker thread;run (anyio/_backends/_asyncio.py:1113);"
+        "wait (threading.py:327) 17\n"
+    )
+    found = http_load.read_profile(raw)
+    assert found.total == 100
+    assert found.threads == {"MainThread": 83, "AnyIO worker thread": 17}
+    assert found.own == {
+        "write (asyncio/selector_events.py)": 83,
+        "wait (threading.py)": 17,
+    }
+    assert found.packages == {"asyncio": 83, "threading": 17}
