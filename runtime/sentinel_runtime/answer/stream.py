@@ -35,8 +35,14 @@ import anyio
 
 from sentinel_runtime.answer import turn as answering
 from sentinel_runtime.answer.errors import InvalidRequestError
+from sentinel_runtime.answer.offload import run_sized
 from sentinel_runtime.answer.services import Services
-from sentinel_runtime.guardrails.chat import ChoiceVerdict, guard_chat_completion, report_action
+from sentinel_runtime.guardrails.chat import (
+    ChoiceVerdict,
+    guard_chat_completion,
+    report_action,
+    scanned_chars,
+)
 from sentinel_runtime.guardrails.engine import (
     FAILURE_DETAIL,
     GuardrailsEngine,
@@ -203,8 +209,8 @@ async def _scanned_whole(
     completion = answering.pipeline_completion(services, result, model, messages)
     prescanned: list[ChoiceVerdict] = []
     if engine is not None:
-        prescanned = await anyio.to_thread.run_sync(
-            guard_chat_completion, engine, completion, result.request_id
+        prescanned = await run_sized(
+            scanned_chars(completion), guard_chat_completion, engine, completion, result.request_id
         )
     choice = completion["choices"][0]
     source = TextStream(choice["message"]["content"], finish_reason=choice["finish_reason"])

@@ -16,12 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
-
 from sentinel_runtime.answer import policy
 from sentinel_runtime.answer import tool_calls as tool_calls_mod
+from sentinel_runtime.answer.offload import run_sized
 from sentinel_runtime.answer.services import Services
-from sentinel_runtime.guardrails.chat import ChoiceVerdict, guard_chat_completion
+from sentinel_runtime.guardrails.chat import ChoiceVerdict, guard_chat_completion, scanned_chars
 from sentinel_runtime.guardrails.engine import GuardrailsEngine, ScanOutcome
 from sentinel_runtime.llm import calls, echo
 from sentinel_runtime.llm.messages import completion
@@ -116,8 +115,8 @@ async def scan_and_record(
     ``tool_calls`` (:func:`check_tool_calls`) joins both as ``toolCalls``."""
     verdicts: list[ChoiceVerdict] = []
     if engine is not None:
-        verdicts = await anyio.to_thread.run_sync(
-            guard_chat_completion, engine, response, result.request_id
+        verdicts = await run_sized(
+            scanned_chars(response), guard_chat_completion, engine, response, result.request_id
         )
     if result.decision == "block":  # citations failed; scanner blocks are set per choice
         for choice in response.get("choices", []):

@@ -50,6 +50,16 @@ class ChoiceVerdict:
         }
 
 
+def scanned_chars(response: dict[str, Any]) -> int:
+    """How much text :func:`guard_chat_completion` would scan in ``response``."""
+    total = 0
+    for choice in response.get("choices") or []:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if isinstance(message, dict) and message.get("role", "assistant") == "assistant":
+            total += len(_text_of(message.get("content")) or "")
+    return total
+
+
 def guard_chat_completion(
     engine: GuardrailsEngine, response: dict[str, Any], response_id: str
 ) -> list[ChoiceVerdict]:

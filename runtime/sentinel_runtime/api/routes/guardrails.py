@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
-from starlette.concurrency import run_in_threadpool
 
 from sentinel_runtime.answer import policy
+from sentinel_runtime.answer.offload import run_sized
 from sentinel_runtime.api.deps import ServicesDep
 from sentinel_runtime.api.protocol import ScanRequest, ScanResponse
 
@@ -29,7 +30,9 @@ async def scan_text(request: ScanRequest, services: ServicesDep) -> ScanResponse
             else "no guardrails policy is active"
         )
         raise HTTPException(409, detail)
-    outcome = await run_in_threadpool(engine.scan, request.text, response_id="scan")
+    outcome = await run_sized(
+        len(request.text), partial(engine.scan, response_id="scan"), request.text
+    )
     return ScanResponse(
         text=outcome.text,
         action=outcome.action,
