@@ -74,7 +74,7 @@ class Walkthrough:
             assert first == (
                 f"sentinel: listening on {runtime.base_url}, API docs {runtime.base_url}/docs; "
                 "policy the shipped default; indexes embedded, persisted to "
-                f"{(self.cwd / 'sentinel-data').resolve()}"
+                f"{(self.cwd / 'sentinel-data').resolve()}; http httptools, loop uvloop"
             )
             return ""
         if "--local" in block:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import json
 import os
 import sys
@@ -62,6 +63,14 @@ def _start_line(settings: Any, host: str, port: int) -> str:
     return f"sentinel: listening on {url}, API docs {url}/docs; {policy}; {store}"
 
 
+def _server_stack() -> tuple[str, str]:
+    """uvicorn's HTTP parser and event loop: the C ones when installed (the runtime's
+    dependencies), else h11 and asyncio, named explicitly so the start line says which."""
+    http = "httptools" if importlib.util.find_spec("httptools") else "h11"
+    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    return http, loop
+
+
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -84,12 +93,19 @@ def _serve(args: argparse.Namespace) -> int:
     elif "DEMO_CORPUS" not in os.environ:
         overrides["DEMO_CORPUS"] = True  # a first run shows the whole pipeline at work
     settings = Settings(**overrides)
-    print(_start_line(settings, args.host, args.port), file=sys.stderr, flush=True)
+    http, loop = _server_stack()
+    print(
+        f"{_start_line(settings, args.host, args.port)}; http {http}, loop {loop}",
+        file=sys.stderr,
+        flush=True,
+    )
     logs.configure(settings.LOG_LEVEL)
     uvicorn.run(
         create_app(settings),
         host=args.host,
         port=args.port,
+        http=http,
+        loop=loop,
         log_config=None,
         access_log=args.access_log,
         timeout_graceful_shutdown=10,

@@ -61,6 +61,8 @@ def log_event(
     **fields: Any,
 ) -> None:
     """Emit one structured event; ``fields`` must not collide with LogRecord attributes."""
+    if not logger.isEnabledFor(level):
+        return  # per-request events cost nothing when their level is off
     clashes = _RESERVED.intersection(fields)
     if clashes:
         raise ValueError(f"log fields collide with LogRecord attributes: {sorted(clashes)}")

@@ -13,6 +13,7 @@ from starlette.responses import StreamingResponse
 from sentinel_runtime.answer import chat
 from sentinel_runtime.answer.stream import ChatStream
 from sentinel_runtime.api.deps import ServicesDep
+from sentinel_runtime.api.json_body import OrjsonResponse
 from sentinel_runtime.api.protocol import ChatCompletionRequest
 from sentinel_runtime.api.streaming import EventStreamResponse
 
@@ -22,7 +23,7 @@ router = APIRouter(prefix="/v1", tags=["chat"])
 @router.post("/chat/completions", response_model=None)
 async def chat_completions(
     request: ChatCompletionRequest, services: ServicesDep
-) -> dict[str, Any] | StreamingResponse:
+) -> OrjsonResponse | StreamingResponse:
     started = time.perf_counter()
     turn = chat.ChatTurn(
         body=request.model_dump(exclude_none=True, exclude={"index_name", "sentinel_session"}),
@@ -32,7 +33,7 @@ async def chat_completions(
     answered = await chat.run(services, turn, started=started)
     if isinstance(answered, ChatStream):
         return EventStreamResponse(answered)
-    return answered
+    return OrjsonResponse(answered)
 
 
 @router.get("/models")
