@@ -1,8 +1,9 @@
 """The RAGEngine resource as typed models: the one definition of its schema.
 
 The operator reads specs only through :class:`RAGEngineSpec`;
-``charts/sentinel/crds/ragengine.yaml`` is generated from these models by :func:`crd_manifest`
-(``sentinel operator crd``), and a test fails when the committed file and the models drift apart.
+``charts/sentinel/files/crds/ragengine.yaml`` is generated from these models by
+:func:`crd_manifest` (``sentinel operator crd``), and a test fails when the committed file and
+the models drift apart; the chart renders it (CEL rules only for servers that enforce them).
 The spec mirrors KAITO's ``kaito.sh/v1beta1`` RAGEngine, so a KAITO manifest needs only a new
 ``apiVersion``.
 """
