@@ -27,6 +27,13 @@ from sentinel_runtime.guardrails.scanners.secrets import (
 )
 
 MAX_EXAMPLES = 300
+# Every property here: many examples, no deadline (a busy machine), no example database.
+PROPERTY = settings(
+    max_examples=MAX_EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 
 
 @dataclass(frozen=True)
@@ -279,12 +286,7 @@ def test_pregate_passes_whenever_a_plugin_regex_matches(name: str) -> None:
     regexes = plugin_regexes(name)
     matched: list[str] = []
 
-    @settings(
-        max_examples=MAX_EXAMPLES,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow],
-    )
+    @PROPERTY
     @given(line=lines_for(name))
     def check(line: str) -> None:
         hits = [r.pattern[:50] for r in regexes if r.search(line)]
@@ -323,12 +325,7 @@ def test_skipping_the_eager_pass_never_loses_a_finding(
     scanner = engine((name,))
     outcomes: list[tuple[bool, bool]] = []
 
-    @settings(
-        max_examples=MAX_EXAMPLES,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    @PROPERTY
     @given(text=ini_texts(name))
     def check(text: str) -> None:
         skipped = scanner.find(text)
@@ -351,12 +348,7 @@ def test_every_match_holds_what_the_eager_pass_skip_needs(name: str) -> None:
     regexes = plugin_regexes(name)
     matched: list[str] = []
 
-    @settings(
-        max_examples=MAX_EXAMPLES,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow],
-    )
+    @PROPERTY
     @given(line=lines_for(name))
     def check(line: str) -> None:
         for regex in regexes:
