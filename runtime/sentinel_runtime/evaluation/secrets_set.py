@@ -4,10 +4,13 @@ a ``curl`` header, a Kubernetes manifest, a Markdown table, each around one secr
 
 Positives carry ``kind`` (one id per provider token format or structural shape), ``secret`` (the
 exact string that must not stay visible) and ``text``. Provider tokens are generated from each
-provider's documented format (prefix, alphabet, length) with random bodies; the formats are
-written here from the providers' own documentation, independently of the scanner's detector
-table, so the set checks the detectors rather than mirroring them. Nothing is copied from a
-public secrets data set: every body is drawn from ``random.Random(seed)``.
+provider's documented format (prefix, alphabet, length) with random bodies. The formats, the
+framings that carry a token and the word lists live in ``data/secrets_formats.yaml``; this module
+reads them and holds the code: charsets by name, the few formats that need code (a JSON body
+inside a token), and the structural kinds and negatives. The formats were written from the
+providers' own documentation, independently of the scanner's detector table, so the set checks
+the detectors rather than mirroring them. Nothing is copied from a public secrets data set:
+every body is drawn from ``random.Random(seed)``.
 
 For a webhook the secret is the capability part of the URL (Slack's and Discord's token, Teams'
 hex id and connector id, a Workflows ``sig``); for a PEM key it is the key body between BEGIN and
@@ -40,6 +43,9 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 BENIGN = "benign"
 PER_KIND = 12
@@ -55,9 +61,31 @@ HEX = "0123456789abcdef"
 B64URL = ALNUM + "-_"
 BASE32 = UPPER + "234567"
 BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+# The names the data file's token formats use for an alphabet.
+CHARSETS: dict[str, str] = {
+    "UPPER": UPPER,
+    "LOWER": LOWER,
+    "LETTERS": string.ascii_letters,
+    "DIGITS": DIGITS,
+    "ALNUM": ALNUM,
+    "LOWER_ALNUM": LOWER_ALNUM,
+    "UPPER_ALNUM": UPPER_ALNUM,
+    "HEX": HEX,
+    "UPPER_HEX": HEX.upper(),
+    "B64URL": B64URL,
+    "BASE32": BASE32,
+    "BECH32": BECH32,
+}
 # Long digit runs read as phone or card numbers to the ``sensitive`` scanner; real hex bodies
 # have them rarely, and a set that is about secrets should not depend on that scanner.
 _LONG_DIGIT_RUN = re.compile(r"\d{9,}")
+
+DATA = Path(__file__).with_name("data") / "secrets_formats.yaml"
+# Read once at import: the kinds and the negative families are module constants.
+_DATA: dict[str, Any] = yaml.safe_load(DATA.read_text(encoding="utf-8"))
+_LEXICONS: dict[str, tuple[str, ...]] = {
+    name: tuple(words) for name, words in _DATA["lexicons"].items()
+}
 
 
 @dataclass(frozen=True)
@@ -124,19 +152,7 @@ def ruuid(rng: random.Random) -> str:
             return value
 
 
-_WORD_LIST = (
-    "amber anchor april arrow aspen atlas autumn badger bamboo banjo basil beacon birch bison "
-    "blossom breeze bronze cactus canyon cedar cherry cinder clover cobalt comet copper coral "
-    "cosmos cotton crimson dahlia delta desert dolphin dragon eagle ember falcon fern fjord "
-    "forest fossil galaxy garnet ginger glacier granite harbor hazel heron horizon indigo iris "
-    "island ivory jade jasper juniper kestrel lagoon lantern lemon lilac lotus lunar maple "
-    "marble meadow mercury meteor mint monsoon mosaic nectar nebula nimbus oasis ocean olive "
-    "onyx orbit orchid otter pebble pepper phoenix pine planet plum polar poppy prairie quartz "
-    "raven reef river robin saffron sapphire sequoia shadow sierra silver sparrow spruce summit "
-    "sunset tango thistle thunder tiger topaz tulip tundra velvet violet walnut willow winter "
-    "zephyr"
-)
-WORDS = tuple(_WORD_LIST.split())
+WORDS = _LEXICONS["words"]
 SYMBOLS = "!#$%&*+-=?@^_~"
 
 
@@ -158,55 +174,71 @@ def human_password(rng: random.Random) -> str:
 
 # --------------------------------------------------------------------------- provider formats
 
+Maker = Callable[[random.Random], str]
+
 
 @dataclass(frozen=True)
 class TokenSpec:
     kind: str
     label: str
     env: tuple[str, ...]
-    make: Callable[[random.Random, int], str]
+    formats: tuple[Maker, ...]
     header: str = "Authorization: Bearer {}"
     host: str = "api.example.org"
 
-
-def _choice_make(*makers: Callable[[random.Random], str]) -> Callable[[random.Random, int], str]:
-    """Rotate through a kind's documented variants so each appears."""
-
-    def make(rng: random.Random, i: int) -> str:
-        return makers[i % len(makers)](rng)
-
-    return make
+    def make(self, rng: random.Random, i: int) -> str:
+        """Rotate through the kind's documented variants so each appears."""
+        return self.formats[i % len(self.formats)](rng)
 
 
-def _fixed(prefix: str, alphabet: str, n: int) -> Callable[[random.Random], str]:
-    return lambda rng: prefix + rand(rng, alphabet, n)
+# A field of a format template: ``{NAME:N}`` or ``{NAME:A-B}`` (see the data file).
+_FIELD = re.compile(r"\{([^{}:]+):(\d+)(?:-(\d+))?\}")
+_GENERATORS: dict[str, Callable[[random.Random, int], str]] = {
+    "digits": digits,
+    "base64": rb64,
+    # ``{int:A-B}`` writes the number drawn for the length itself.
+    "int": lambda rng, n: str(n),
+}
 
 
-def _slack_bot(rng: random.Random) -> str:
-    return f"xoxb-{digits(rng, rng.randint(10, 13))}-{digits(rng, 13)}-{rand(rng, ALNUM, 24)}"
+def _generator(name: str) -> Callable[[random.Random, int], str]:
+    if name in _GENERATORS:
+        return _GENERATORS[name]
+    base, _, extra = name.partition("+")
+    if base not in CHARSETS:
+        raise ValueError(f"unknown charset or generator {name!r} in {DATA.name}")
+    alphabet = CHARSETS[base] + extra
+    return lambda rng, n: rand(rng, alphabet, n)
 
 
-def _slack_user(rng: random.Random) -> str:
-    return f"xoxp-{digits(rng, 11)}-{digits(rng, 11)}-{digits(rng, 13)}-{hexs(rng, 32)}"
+_Field = tuple[Callable[[random.Random, int], str], int, int | None]
 
 
-def _slack_app(rng: random.Random) -> str:
-    return f"xapp-1-A{rand(rng, UPPER_ALNUM, 10)}-{digits(rng, 13)}-{hexs(rng, 64)}"
+def _template(fmt: str) -> Maker:
+    """Compile a format template once; its fields are drawn left to right, a length range
+    just before the field it sizes, as the hand-written makers did."""
+    pieces: list[str | _Field] = []
+    pos = 0
+    for m in _FIELD.finditer(fmt):
+        pieces.append(fmt[pos : m.start()])
+        high = int(m.group(3)) if m.group(3) else None
+        pieces.append((_generator(m.group(1)), int(m.group(2)), high))
+        pos = m.end()
+    pieces.append(fmt[pos:])
+    if any(isinstance(p, str) and ("{" in p or "}" in p) for p in pieces):
+        raise ValueError(f"malformed token format {fmt!r} in {DATA.name}")
 
-
-def _openai_legacy(rng: random.Random) -> str:
-    return f"sk-{rand(rng, ALNUM, 20)}T3BlbkFJ{rand(rng, ALNUM, 20)}"
-
-
-def _openai_scoped(prefix: str) -> Callable[[random.Random], str]:
     def make(rng: random.Random) -> str:
-        return f"{prefix}{rand(rng, B64URL, 74)}T3BlbkFJ{rand(rng, B64URL, 74)}"
+        out = []
+        for piece in pieces:
+            if isinstance(piece, str):
+                out.append(piece)
+            else:
+                draw, low, high = piece
+                out.append(draw(rng, low if high is None else rng.randint(low, high)))
+        return "".join(out)
 
     return make
-
-
-def _mailgun(rng: random.Random) -> str:
-    return f"{hexs(rng, 32)}-{hexs(rng, 8)}-{hexs(rng, 8)}"
 
 
 def _sentry_org(rng: random.Random) -> str:
@@ -229,522 +261,33 @@ def _grafana_cloud(rng: random.Random) -> str:
     return "glc_" + b64(json.dumps(claims, separators=(",", ":")).encode())
 
 
-def _fly(rng: random.Random) -> str:
-    return f"fm2_{rb64(rng, 220)},fm2_{rb64(rng, 120)}"
+# Formats whose body is structured (a JSON payload inside the token), named by ``maker:``.
+MAKERS: dict[str, Maker] = {"sentry-org": _sentry_org, "grafana-cloud": _grafana_cloud}
 
 
-def _atlassian(rng: random.Random) -> str:
-    return f"ATATT3xFfGF0{rand(rng, B64URL, 170)}={rand(rng, '0123456789ABCDEF', 8)}"
+def _format(entry: str | dict[str, str]) -> Maker:
+    if isinstance(entry, str):
+        return _template(entry)
+    return MAKERS[entry["maker"]]
 
 
-def _pypi(rng: random.Random) -> str:
-    return "pypi-AgEIcHlwaS5vcmc" + rand(rng, B64URL, rng.randint(140, 190))
+def _token_spec(entry: dict[str, Any]) -> TokenSpec:
+    optional = {key: entry[key] for key in ("header", "host") if key in entry}
+    return TokenSpec(
+        kind=entry["kind"],
+        label=entry["label"],
+        env=tuple(entry["env"]),
+        formats=tuple(_format(f) for f in entry["formats"]),
+        **optional,
+    )
 
 
-def _azure_secret(rng: random.Random) -> str:
-    return rand(rng, ALNUM + "_~.", 3) + rng.choice(DIGITS) + "Q~" + rand(rng, ALNUM + "_~.-", 34)
-
-
-def _telegram(rng: random.Random) -> str:
-    return f"{digits(rng, rng.randint(9, 10))}:AA{rand(rng, B64URL, 33)}"
-
-
-def _notion_new(rng: random.Random) -> str:
-    return f"ntn_{digits(rng, 11)}{rand(rng, ALNUM, 35)}"
-
-
-TOKEN_SPECS: tuple[TokenSpec, ...] = (
-    TokenSpec(
-        "aws-access-key-id",
-        "AWS access key id",
-        ("AWS_ACCESS_KEY_ID",),
-        _choice_make(_fixed("AKIA", BASE32, 16), _fixed("ASIA", BASE32, 16)),
-        host="sts.amazonaws.com",
-    ),
-    TokenSpec(
-        "gcp-api-key",
-        "Google Cloud API key",
-        ("GOOGLE_API_KEY", "GCP_API_KEY", "MAPS_API_KEY"),
-        _choice_make(_fixed("AIza", B64URL, 35)),
-        header="X-Goog-Api-Key: {}",
-        host="maps.googleapis.com",
-    ),
-    TokenSpec(
-        "azure-ad-client-secret",
-        "Azure AD client secret",
-        ("AZURE_CLIENT_SECRET",),
-        _choice_make(_azure_secret),
-        header="client_secret: {}",
-        host="login.microsoftonline.com",
-    ),
-    TokenSpec(
-        "digitalocean-token",
-        "DigitalOcean token",
-        ("DIGITALOCEAN_TOKEN", "DO_TOKEN"),
-        _choice_make(
-            _fixed("dop_v1_", HEX, 64), _fixed("doo_v1_", HEX, 64), _fixed("dor_v1_", HEX, 64)
-        ),
-        host="api.digitalocean.com",
-    ),
-    TokenSpec(
-        "alibaba-access-key-id",
-        "Alibaba Cloud AccessKey ID",
-        ("ALIBABA_CLOUD_ACCESS_KEY_ID", "ALICLOUD_ACCESS_KEY"),
-        _choice_make(_fixed("LTAI", ALNUM, 20), _fixed("LTAI", ALNUM, 12)),
-        header="x-acs-accesskey-id: {}",
-        host="ecs.aliyuncs.com",
-    ),
-    TokenSpec(
-        "hashicorp-vault-token",
-        "Vault token",
-        ("VAULT_TOKEN",),
-        _choice_make(_fixed("hvs.", B64URL, 91), _fixed("hvb.", B64URL, 134)),
-        header="X-Vault-Token: {}",
-        host="vault.internal.example:8200",
-    ),
-    TokenSpec(
-        "terraform-cloud-token",
-        "Terraform Cloud API token",
-        ("TF_TOKEN_app_terraform_io", "TFE_TOKEN"),
-        lambda rng, i: f"{rand(rng, LOWER_ALNUM, 14)}.atlasv1.{rand(rng, B64URL, 67)}",
-        host="app.terraform.io",
-    ),
-    TokenSpec(
-        "github-pat",
-        "GitHub personal access token",
-        ("GITHUB_TOKEN", "GH_TOKEN"),
-        _choice_make(_fixed("ghp_", ALNUM, 36)),
-        header="Authorization: token {}",
-        host="api.github.com",
-    ),
-    TokenSpec(
-        "github-oauth",
-        "GitHub OAuth access token",
-        ("GITHUB_OAUTH_TOKEN",),
-        _choice_make(_fixed("gho_", ALNUM, 36)),
-        host="api.github.com",
-    ),
-    TokenSpec(
-        "github-app-token",
-        "GitHub App token",
-        ("GITHUB_APP_TOKEN", "GH_INSTALLATION_TOKEN"),
-        _choice_make(_fixed("ghs_", ALNUM, 36), _fixed("ghu_", ALNUM, 36)),
-        host="api.github.com",
-    ),
-    TokenSpec(
-        "github-refresh-token",
-        "GitHub refresh token",
-        ("GITHUB_REFRESH_TOKEN",),
-        _choice_make(_fixed("ghr_", ALNUM, 76)),
-        header="refresh_token={}",
-        host="github.com",
-    ),
-    TokenSpec(
-        "github-fine-grained-pat",
-        "GitHub fine-grained personal access token",
-        ("GITHUB_TOKEN", "GH_PAT"),
-        lambda rng, i: f"github_pat_{rand(rng, UPPER_ALNUM, 22)}_{rand(rng, ALNUM, 59)}",
-        host="api.github.com",
-    ),
-    TokenSpec(
-        "gitlab-pat",
-        "GitLab personal access token",
-        ("GITLAB_TOKEN", "GL_TOKEN"),
-        _choice_make(_fixed("glpat-", B64URL, 20)),
-        header="PRIVATE-TOKEN: {}",
-        host="gitlab.com",
-    ),
-    TokenSpec(
-        "gitlab-pipeline-trigger",
-        "GitLab pipeline trigger token",
-        ("GITLAB_TRIGGER_TOKEN", "TRIGGER_TOKEN"),
-        _choice_make(_fixed("glptt-", HEX, 40)),
-        header="token={}",
-        host="gitlab.com",
-    ),
-    TokenSpec(
-        "gitlab-runner-token",
-        "GitLab runner authentication token",
-        ("CI_RUNNER_TOKEN", "RUNNER_TOKEN"),
-        _choice_make(_fixed("glrt-", B64URL, 20), _fixed("GR1348941", B64URL, 20)),
-        header="token = {}",
-        host="gitlab.com",
-    ),
-    TokenSpec(
-        "bitbucket-app-password",
-        "Bitbucket app password",
-        ("BITBUCKET_APP_PASSWORD",),
-        lambda rng, i: f"ATBB{rand(rng, ALNUM, 32)}{rand(rng, '0123456789ABCDEF', 8)}",
-        host="api.bitbucket.org",
-    ),
-    TokenSpec(
-        "atlassian-api-token",
-        "Atlassian API token",
-        ("JIRA_API_TOKEN", "ATLASSIAN_API_TOKEN", "CONFLUENCE_TOKEN"),
-        _choice_make(_atlassian),
-        host="your-team.atlassian.net",
-    ),
-    TokenSpec(
-        "circleci-token",
-        "CircleCI personal API token",
-        ("CIRCLECI_TOKEN", "CIRCLE_TOKEN"),
-        lambda rng, i: f"CCIPAT_{rand(rng, ALNUM, 22)}_{hexs(rng, 40)}",
-        header="Circle-Token: {}",
-        host="circleci.com",
-    ),
-    TokenSpec(
-        "buildkite-token",
-        "Buildkite API access token",
-        ("BUILDKITE_API_TOKEN", "BUILDKITE_AGENT_TOKEN"),
-        _choice_make(_fixed("bkua_", HEX, 40), _fixed("bkat_", ALNUM, 40)),
-        host="api.buildkite.com",
-    ),
-    TokenSpec(
-        "doppler-token",
-        "Doppler token",
-        ("DOPPLER_TOKEN",),
-        _choice_make(
-            _fixed("dp.pt.", ALNUM, 43),
-            _fixed("dp.st.", ALNUM, 43),
-            _fixed("dp.sa.", ALNUM, 43),
-            _fixed("dp.ct.", ALNUM, 43),
-        ),
-        host="api.doppler.com",
-    ),
-    TokenSpec(
-        "slack-token",
-        "Slack token",
-        ("SLACK_BOT_TOKEN", "SLACK_TOKEN", "SLACK_APP_TOKEN"),
-        _choice_make(_slack_bot, _slack_user, _slack_app),
-        host="slack.com",
-    ),
-    TokenSpec(
-        "telegram-bot-token",
-        "Telegram bot token",
-        ("TELEGRAM_BOT_TOKEN", "TG_TOKEN"),
-        _choice_make(_telegram),
-        header="bot{}",
-        host="api.telegram.org",
-    ),
-    TokenSpec(
-        "stripe-key",
-        "Stripe live secret key",
-        ("STRIPE_SECRET_KEY", "STRIPE_API_KEY"),
-        _choice_make(
-            _fixed("sk_live_", ALNUM, 24),
-            _fixed("sk_live_51", ALNUM, 97),
-            _fixed("rk_live_", ALNUM, 24),
-            _fixed("rk_live_51", ALNUM, 97),
-        ),
-        host="api.stripe.com",
-    ),
-    TokenSpec(
-        "stripe-webhook-secret",
-        "Stripe webhook signing secret",
-        ("STRIPE_WEBHOOK_SECRET",),
-        _choice_make(_fixed("whsec_", ALNUM, 32)),
-        header="endpoint_secret = {}",
-        host="api.stripe.com",
-    ),
-    TokenSpec(
-        "square-token",
-        "Square access token",
-        ("SQUARE_ACCESS_TOKEN", "SQUARE_APPLICATION_SECRET"),
-        _choice_make(
-            _fixed("EAAA", B64URL, 60), _fixed("sq0atp-", B64URL, 22), _fixed("sq0csp-", B64URL, 43)
-        ),
-        host="connect.squareup.com",
-    ),
-    TokenSpec(
-        "paypal-braintree-token",
-        "Braintree production access token",
-        ("BRAINTREE_ACCESS_TOKEN", "PAYPAL_ACCESS_TOKEN"),
-        lambda rng, i: f"access_token$production${rand(rng, LOWER_ALNUM, 16)}${hexs(rng, 32)}",
-        host="api.braintreegateway.com",
-    ),
-    TokenSpec(
-        "shopify-token",
-        "Shopify access token",
-        ("SHOPIFY_ACCESS_TOKEN", "SHOPIFY_API_SECRET"),
-        _choice_make(
-            _fixed("shpat_", HEX, 32),
-            _fixed("shpca_", HEX, 32),
-            _fixed("shppa_", HEX, 32),
-            _fixed("shpss_", HEX, 32),
-        ),
-        header="X-Shopify-Access-Token: {}",
-        host="your-store.myshopify.com",
-    ),
-    TokenSpec(
-        "sendgrid-api-key",
-        "SendGrid API key",
-        ("SENDGRID_API_KEY",),
-        lambda rng, i: f"SG.{rand(rng, B64URL, 22)}.{rand(rng, B64URL, 43)}",
-        host="api.sendgrid.com",
-    ),
-    TokenSpec(
-        "mailgun-api-key",
-        "Mailgun API key",
-        ("MAILGUN_API_KEY",),
-        _choice_make(_fixed("key-", HEX, 32), _mailgun),
-        header="-u api:{}",
-        host="api.mailgun.net",
-    ),
-    TokenSpec(
-        "mailchimp-api-key",
-        "Mailchimp API key",
-        ("MAILCHIMP_API_KEY",),
-        lambda rng, i: f"{hexs(rng, 32)}-us{rng.randint(1, 21)}",
-        host="us6.api.mailchimp.com",
-    ),
-    TokenSpec(
-        "brevo-api-key",
-        "Brevo (Sendinblue) API key",
-        ("BREVO_API_KEY", "SENDINBLUE_API_KEY"),
-        _choice_make(
-            lambda rng: f"xkeysib-{hexs(rng, 64)}-{rand(rng, ALNUM, 16)}",
-            lambda rng: f"xsmtpsib-{hexs(rng, 64)}-{rand(rng, ALNUM, 16)}",
-        ),
-        header="api-key: {}",
-        host="api.brevo.com",
-    ),
-    TokenSpec(
-        "npm-token",
-        "npm access token",
-        ("NPM_TOKEN", "NODE_AUTH_TOKEN"),
-        _choice_make(_fixed("npm_", ALNUM, 36)),
-        host="registry.npmjs.org",
-    ),
-    TokenSpec(
-        "pypi-token",
-        "PyPI API token",
-        ("TWINE_PASSWORD", "PYPI_TOKEN", "UV_PUBLISH_TOKEN"),
-        _choice_make(_pypi),
-        header="password = {}",
-        host="upload.pypi.org",
-    ),
-    TokenSpec(
-        "rubygems-token",
-        "RubyGems API key",
-        ("GEM_HOST_API_KEY", "RUBYGEMS_API_KEY"),
-        _choice_make(_fixed("rubygems_", HEX, 48)),
-        header="Authorization: {}",
-        host="rubygems.org",
-    ),
-    TokenSpec(
-        "nuget-api-key",
-        "NuGet API key",
-        ("NUGET_API_KEY",),
-        _choice_make(_fixed("oy2", LOWER_ALNUM, 43)),
-        header="X-NuGet-ApiKey: {}",
-        host="www.nuget.org",
-    ),
-    TokenSpec(
-        "dockerhub-pat",
-        "Docker Hub access token",
-        ("DOCKERHUB_TOKEN", "DOCKER_PASSWORD"),
-        _choice_make(_fixed("dckr_pat_", B64URL, 27), _fixed("dckr_oat_", B64URL, 32)),
-        host="hub.docker.com",
-    ),
-    TokenSpec(
-        "openai-api-key",
-        "OpenAI API key",
-        ("OPENAI_API_KEY",),
-        _choice_make(
-            _openai_scoped("sk-proj-"),
-            _openai_scoped("sk-svcacct-"),
-            _openai_scoped("sk-admin-"),
-            _openai_legacy,
-        ),
-        host="api.openai.com",
-    ),
-    TokenSpec(
-        "anthropic-api-key",
-        "Anthropic API key",
-        ("ANTHROPIC_API_KEY",),
-        _choice_make(
-            lambda rng: f"sk-ant-api03-{rand(rng, B64URL, 93)}AA",
-            lambda rng: f"sk-ant-admin01-{rand(rng, B64URL, 93)}AA",
-        ),
-        header="x-api-key: {}",
-        host="api.anthropic.com",
-    ),
-    TokenSpec(
-        "huggingface-token",
-        "Hugging Face access token",
-        ("HF_TOKEN", "HUGGINGFACEHUB_API_TOKEN"),
-        _choice_make(_fixed("hf_", string.ascii_letters, 34)),
-        host="huggingface.co",
-    ),
-    TokenSpec(
-        "groq-api-key",
-        "Groq API key",
-        ("GROQ_API_KEY",),
-        _choice_make(_fixed("gsk_", ALNUM, 52)),
-        host="api.groq.com",
-    ),
-    TokenSpec(
-        "replicate-token",
-        "Replicate API token",
-        ("REPLICATE_API_TOKEN",),
-        _choice_make(_fixed("r8_", ALNUM, 37)),
-        host="api.replicate.com",
-    ),
-    TokenSpec(
-        "perplexity-api-key",
-        "Perplexity API key",
-        ("PERPLEXITY_API_KEY", "PPLX_API_KEY"),
-        _choice_make(_fixed("pplx-", ALNUM, 48)),
-        host="api.perplexity.ai",
-    ),
-    TokenSpec(
-        "xai-api-key",
-        "xAI API key",
-        ("XAI_API_KEY",),
-        _choice_make(_fixed("xai-", ALNUM, 80)),
-        host="api.x.ai",
-    ),
-    TokenSpec(
-        "langsmith-api-key",
-        "LangSmith API key",
-        ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY"),
-        _choice_make(
-            lambda rng: f"lsv2_pt_{hexs(rng, 32)}_{hexs(rng, 10)}",
-            lambda rng: f"lsv2_sk_{hexs(rng, 32)}_{hexs(rng, 10)}",
-        ),
-        header="x-api-key: {}",
-        host="api.smith.langchain.com",
-    ),
-    TokenSpec(
-        "twilio-api-key",
-        "Twilio API key SID",
-        ("TWILIO_API_KEY",),
-        _choice_make(_fixed("SK", HEX, 32)),
-        header="-u {}:$TWILIO_API_SECRET",
-        host="api.twilio.com",
-    ),
-    TokenSpec(
-        "linear-api-key",
-        "Linear API key",
-        ("LINEAR_API_KEY",),
-        _choice_make(_fixed("lin_api_", ALNUM, 40)),
-        header="Authorization: {}",
-        host="api.linear.app",
-    ),
-    TokenSpec(
-        "notion-token",
-        "Notion integration token",
-        ("NOTION_TOKEN", "NOTION_API_KEY"),
-        _choice_make(_notion_new, _fixed("secret_", ALNUM, 43)),
-        host="api.notion.com",
-    ),
-    TokenSpec(
-        "grafana-token",
-        "Grafana token",
-        ("GRAFANA_TOKEN", "GRAFANA_SERVICE_ACCOUNT_TOKEN"),
-        _choice_make(lambda rng: f"glsa_{rand(rng, ALNUM, 32)}_{hexs(rng, 8)}", _grafana_cloud),
-        host="grafana.example.net",
-    ),
-    TokenSpec(
-        "sentry-token",
-        "Sentry auth token",
-        ("SENTRY_AUTH_TOKEN",),
-        _choice_make(_sentry_org, _fixed("sntryu_", HEX, 64)),
-        host="sentry.io",
-    ),
-    TokenSpec(
-        "newrelic-api-key",
-        "New Relic API key",
-        ("NEW_RELIC_API_KEY", "NEW_RELIC_LICENSE_KEY"),
-        _choice_make(
-            _fixed("NRAK-", UPPER_ALNUM, 27),
-            _fixed("NRJS-", HEX, 19),
-            lambda rng: f"{hexs(rng, 36)}NRAL",
-        ),
-        header="Api-Key: {}",
-        host="api.newrelic.com",
-    ),
-    TokenSpec(
-        "postman-api-key",
-        "Postman API key",
-        ("POSTMAN_API_KEY",),
-        lambda rng, i: f"PMAK-{hexs(rng, 24)}-{hexs(rng, 34)}",
-        header="X-Api-Key: {}",
-        host="api.getpostman.com",
-    ),
-    TokenSpec(
-        "pulumi-token",
-        "Pulumi access token",
-        ("PULUMI_ACCESS_TOKEN",),
-        _choice_make(_fixed("pul-", HEX, 40)),
-        header="Authorization: token {}",
-        host="api.pulumi.com",
-    ),
-    TokenSpec(
-        "flyio-token",
-        "Fly.io token",
-        ("FLY_API_TOKEN",),
-        _choice_make(_fly, _fixed("fo1_", B64URL, 43)),
-        header="Authorization: FlyV1 {}",
-        host="api.machines.dev",
-    ),
-    TokenSpec(
-        "supabase-token",
-        "Supabase personal access token",
-        ("SUPABASE_ACCESS_TOKEN",),
-        _choice_make(_fixed("sbp_", HEX, 40)),
-        host="api.supabase.com",
-    ),
-    TokenSpec(
-        "planetscale-token",
-        "PlanetScale token",
-        ("PLANETSCALE_SERVICE_TOKEN", "DATABASE_PASSWORD"),
-        _choice_make(
-            _fixed("pscale_tkn_", B64URL, 43),
-            _fixed("pscale_pw_", B64URL, 43),
-            _fixed("pscale_oauth_", B64URL, 43),
-        ),
-        host="api.planetscale.com",
-    ),
-    TokenSpec(
-        "age-secret-key",
-        "age secret key",
-        ("SOPS_AGE_KEY",),
-        _choice_make(_fixed("AGE-SECRET-KEY-1", BECH32, 58)),
-        header="# secret key: {}",
-        host="sops.example.org",
-    ),
-    TokenSpec(
-        "databricks-token",
-        "Databricks personal access token",
-        ("DATABRICKS_TOKEN",),
-        _choice_make(_fixed("dapi", HEX, 32), lambda rng: f"dapi{hexs(rng, 32)}-2"),
-        host="adb-workspace.azuredatabricks.net",
-    ),
-    TokenSpec(
-        "dynatrace-token",
-        "Dynatrace API token",
-        ("DT_API_TOKEN", "DYNATRACE_API_TOKEN"),
-        lambda rng, i: f"dt0c01.{rand(rng, UPPER_ALNUM, 24)}.{rand(rng, UPPER_ALNUM, 64)}",
-        header="Authorization: Api-Token {}",
-        host="abc12345.live.dynatrace.com",
-    ),
-)
+TOKEN_SPECS: tuple[TokenSpec, ...] = tuple(_token_spec(entry) for entry in _DATA["tokens"])
 
 # --------------------------------------------------------------------------- token framings
 
-SERVICES = ("billing", "search", "ingest", "notifier", "reports", "payments", "gateway", "crawler")
-COMMANDS = (
-    "python main.py",
-    "npm run deploy",
-    "make release",
-    "./scripts/sync.sh",
-    "terraform plan",
-)
-
-
-def _yaml_key(var: str) -> str:
-    return var.lower()
+SERVICES = _LEXICONS["services"]
+COMMANDS = _LEXICONS["commands"]
 
 
 def _camel(var: str) -> str:
@@ -755,63 +298,12 @@ def _camel(var: str) -> str:
 TokenFraming = Callable[[random.Random, TokenSpec, str, str], str]
 
 
-def _f_prose(rng: random.Random, spec: TokenSpec, var: str, s: str) -> str:
-    return rng.choice(
-        (
-            f"Your {spec.label} is {s} and it grants full access, so keep it out of the repo.",
-            f"Sure. The {spec.label} from the settings page you pasted is {s}; rotate it "
-            "once the migration is done.",
-            f"I found the credential in the logs: {s}. Revoke it and issue a new one.",
-            f"Use this {spec.label} for the test run:\n\n{s}\n\nIt expires at the end of "
-            "the sprint.",
-        )
-    )
-
-
-def _f_env(rng: random.Random, spec: TokenSpec, var: str, s: str) -> str:
-    quote = rng.choice(("", '"', "'"))
-    return (
-        "Create a `.env` file next to `docker-compose.yml`:\n\n```\n"
-        f"APP_ENV=production\n{var}={quote}{s}{quote}\nLOG_LEVEL=info\n```\n\n"
-        "Then restart the stack."
-    )
-
-
-def _f_export(rng: random.Random, spec: TokenSpec, var: str, s: str) -> str:
-    return (
-        f'Export the variable before you run the script:\n\n```bash\nexport {var}="{s}"\n'
-        f"{rng.choice(COMMANDS)}\n```"
-    )
-
-
-def _f_yaml(rng: random.Random, spec: TokenSpec, var: str, s: str) -> str:
-    service = rng.choice(SERVICES)
-    value = rng.choice((s, f'"{s}"', f"'{s}'"))
-    return (
-        f"Here is the `config.yaml` for the {service} service:\n\n```yaml\n{service}:\n"
-        f"  endpoint: https://{spec.host}\n  {_yaml_key(var)}: {value}\n  timeout_seconds: 30\n```"
-    )
-
-
 def _f_json(rng: random.Random, spec: TokenSpec, var: str, s: str) -> str:
     body = {"name": rng.choice(SERVICES), _camel(var): s, "retries": rng.randint(1, 5)}
     return (
         "The settings file should look like this:\n\n```json\n"
         + json.dumps(body, indent=2)
         + ("\n```")
-    )
-
-
-def _f_ini(rng: random.Random, spec: TokenSpec, var: str, s: str) -> str:
-    return (
-        f"Add a section to `settings.ini`:\n\n```ini\n[{rng.choice(SERVICES)}]\n"
-        f"url = https://{spec.host}\n{_yaml_key(var)} = {s}\n```"
-    )
-
-
-def _f_toml(rng: random.Random, spec: TokenSpec, var: str, s: str) -> str:
-    return (
-        f'```toml\n[{rng.choice(SERVICES)}.auth]\n{_yaml_key(var)} = "{s}"\nverify_tls = true\n```'
     )
 
 
@@ -825,62 +317,35 @@ def _f_curl(rng: random.Random, spec: TokenSpec, var: str, s: str) -> str:
     )
 
 
-def _f_python(rng: random.Random, spec: TokenSpec, var: str, s: str) -> str:
-    return (
-        "```python\nimport requests\n\n"
-        f'session = requests.Session()\nsession.headers["Authorization"] = "Bearer {s}"\n'
-        f'resp = session.get("https://{spec.host}/v1/status", timeout=10)\n```'
-    )
+# Framings that need code, named by ``render:``.
+RENDERS: dict[str, TokenFraming] = {"json": _f_json, "curl": _f_curl}
 
 
-def _f_docker(rng: random.Random, spec: TokenSpec, var: str, s: str) -> str:
-    return (
-        f"Run the container with the token set:\n\n```bash\ndocker run --rm -e {var}={s} \\\n"
-        f"  ghcr.io/acme/{rng.choice(SERVICES)}:latest\n```"
-    )
+def _framing(entry: dict[str, Any]) -> TokenFraming:
+    if "render" in entry:
+        return RENDERS[entry["render"]]
+    # (name, options, whether the options are templates): a lexicon's words are used as written.
+    draws = [
+        (name, _LEXICONS[options], False)
+        if isinstance(options, str)
+        else (name, tuple(options), True)
+        for name, options in entry.get("draws", {}).items()
+    ]
+    choose: tuple[str, ...] = tuple(entry.get("choose", ()))
+    text: str = entry.get("text", "")
 
+    def frame(rng: random.Random, spec: TokenSpec, var: str, s: str) -> str:
+        fields = {"s": s, "var": var, "key": var.lower(), "label": spec.label, "host": spec.host}
+        for name, options, templated in draws:
+            value = rng.choice(options)
+            fields[name] = value.format(**fields) if templated else value
+        return (rng.choice(choose) if choose else text).format(**fields)
 
-def _f_k8s(rng: random.Random, spec: TokenSpec, var: str, s: str) -> str:
-    name = rng.choice(SERVICES)
-    return (
-        "```yaml\napiVersion: v1\nkind: Secret\nmetadata:\n"
-        f"  name: {name}-credentials\ntype: Opaque\nstringData:\n  {var}: {s}\n```"
-    )
-
-
-def _f_table(rng: random.Random, spec: TokenSpec, var: str, s: str) -> str:
-    return (
-        "| Variable | Value |\n|---|---|\n| `APP_ENV` | `staging` |\n"
-        f"| `{var}` | `{s}` |\n| `REGION` | `eu-west-1` |"
-    )
-
-
-def _f_actions(rng: random.Random, spec: TokenSpec, var: str, s: str) -> str:
-    return (
-        "```yaml\njobs:\n  deploy:\n    runs-on: ubuntu-latest\n    env:\n"
-        f"      {var}: {s}\n    steps:\n      - uses: actions/checkout@v4\n```"
-    )
-
-
-def _f_inline(rng: random.Random, spec: TokenSpec, var: str, s: str) -> str:
-    return f"In the CI settings, set `{var}` to `{s}` and re-run the failed job."
+    return frame
 
 
 TOKEN_FRAMINGS: dict[str, TokenFraming] = {
-    "prose": _f_prose,
-    "env-file": _f_env,
-    "shell-export": _f_export,
-    "yaml": _f_yaml,
-    "json": _f_json,
-    "ini": _f_ini,
-    "toml": _f_toml,
-    "curl-header": _f_curl,
-    "python": _f_python,
-    "docker-run": _f_docker,
-    "k8s-secret": _f_k8s,
-    "markdown-table": _f_table,
-    "github-actions": _f_actions,
-    "inline-code": _f_inline,
+    name: _framing(entry) for name, entry in _DATA["token_framings"].items()
 }
 
 
@@ -1166,14 +631,7 @@ def _url_credential_samples(rng: random.Random) -> list[Sample]:
     return out
 
 
-REGISTRIES = (
-    "https://index.docker.io/v1/",
-    "ghcr.io",
-    "registry.gitlab.com",
-    "quay.io",
-    "acmeprod.azurecr.io",
-    "europe-docker.pkg.dev",
-)
+REGISTRIES = _LEXICONS["registries"]
 
 
 def _docker_config_samples(rng: random.Random) -> list[Sample]:
@@ -1385,32 +843,8 @@ KINDS: tuple[str, ...] = tuple(spec.kind for spec in TOKEN_SPECS) + URL_KINDS + 
 
 # --------------------------------------------------------------------------- negatives
 
-SENTENCES = (
-    "The deployment finished and every replica reports ready.",
-    "We moved the nightly job to run after the backup window.",
-    "Latency rose slightly after the cache was resized on Tuesday.",
-    "The retriever returned four passages, two of them older than a year.",
-    "Keep batch sizes small until the queue drains.",
-    "The incident was caused by a misconfigured readiness probe.",
-    "Apply the manifest and wait for the rollout to complete.",
-    "The index is rebuilt nightly, so recent edits may not show up yet.",
-    "The team agreed to raise the alert threshold after the review.",
-    "See the runbook section on capacity planning for details.",
-    "Both clusters run the same chart version, pinned in the lockfile.",
-    "Logs are kept for thirty days and then archived to cold storage.",
-    "The migration adds a column and backfills it in small batches.",
-    "Traffic shifted to the new region without dropped requests.",
-)
-FILES = (
-    "sentinel-1.4.2.tar.gz",
-    "sentinel-1.4.2-py3-none-any.whl",
-    "helm-v3.15.2-linux-amd64.tar.gz",
-    "model.safetensors",
-    "dataset.parquet",
-    "release-notes.md",
-    "kubectl",
-    "app.zip",
-)
+SENTENCES = _LEXICONS["sentences"]
+FILES = _LEXICONS["files"]
 
 
 def _neg_commit(rng: random.Random, i: int) -> str:
@@ -1524,48 +958,9 @@ def _neg_url(rng: random.Random, i: int) -> str:
     )
 
 
-SECRET_VARS = (
-    "DB_PASSWORD",
-    "REDIS_PASSWORD",
-    "API_TOKEN",
-    "STRIPE_SECRET_KEY",
-    "GITHUB_TOKEN",
-    "CLIENT_SECRET",
-    "OPENAI_API_KEY",
-    "SMTP_PASSWORD",
-    "JWT_SECRET",
-    "NPM_TOKEN",
-)
-PLACEHOLDERS = (
-    "password",
-    "<password>",
-    "changeme",
-    "secret",
-    "PASSWORD",
-    "your-password",
-    "********",
-    "<your-password-here>",
-    "REPLACE_ME",
-    "xxxxxxxx",
-    "example",
-    "${DB_PASSWORD}",
-    "{{ .Values.db.password }}",
-    "$(cat /run/secrets/db)",
-)
-TOKEN_PLACEHOLDERS = (
-    "your-api-key-here",
-    "<your key>",
-    "<YOUR_TOKEN>",
-    "REPLACE_ME",
-    "sk-...",
-    "ghp_...",
-    "xxxxxxxxxxxxxxxx",
-    "${API_TOKEN}",
-    "<token>",
-    "TODO",
-    "insert-token-here",
-    "{{ secrets.API_TOKEN }}",
-)
+SECRET_VARS = _LEXICONS["secret_vars"]
+PLACEHOLDERS = _LEXICONS["placeholders"]
+TOKEN_PLACEHOLDERS = _LEXICONS["token_placeholders"]
 
 
 def _neg_placeholder(rng: random.Random, i: int) -> str:
@@ -1620,22 +1015,7 @@ def _neg_code(rng: random.Random, i: int) -> str:
     )[i % 12]
 
 
-PROSE_ABOUT_SECRETS = (
-    "Set the password policy to {n} characters with at least one symbol.",
-    "Rotate the token every {d} days and revoke it when someone leaves.",
-    "The API key is stored in Vault; the {svc} service reads it at start-up.",
-    "Never paste a password into a ticket; use the secret manager link instead.",
-    "Access tokens expire after one hour; refresh tokens after {d} days.",
-    "If you lose the private key, generate a new pair and upload the public half.",
-    "The secret is mounted as a file, so the {svc} process never sees it in its environment.",
-    "Password resets are sent through the identity provider, not by the {svc} app.",
-    "Use a fine-grained token with read-only access to the one repository.",
-    "The webhook secret signs each payload; verify the signature before parsing.",
-    "Keys are rotated by the platform team every {d} days.",
-    "A leaked credential should be revoked first, then removed from the history.",
-    "The {svc} job authenticates with a short-lived token from the workload identity.",
-    "Store the client secret in the key vault and reference it from the app settings.",
-)
+PROSE_ABOUT_SECRETS = _LEXICONS["prose_about_secrets"]
 
 
 def _neg_prose(rng: random.Random, i: int) -> str:
