@@ -57,6 +57,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -142,14 +143,28 @@ async def echo_app(scope: dict[str, Any], receive: Callable, send: Callable) -> 
     await send({"type": "http.response.body", "body": body})
 
 
+def uvicorn_stack() -> tuple[str, str]:
+    """The (http, loop) ``sentinel serve`` hands uvicorn: its own choice when it names one,
+    else uvicorn's ``auto``."""
+    try:
+        from sentinel_runtime.cli import _server_stack
+    except ImportError:  # a runtime that leaves both to uvicorn
+        return "auto", "auto"
+    return _server_stack()
+
+
 def serve_echo(port: int) -> None:
     """``uvicorn.run`` as ``sentinel serve`` calls it (runtime/sentinel_runtime/cli.py)."""
     import uvicorn
 
+    http, loop = uvicorn_stack()
+    print(f"echo: listening on 127.0.0.1:{port}; http {http}, loop {loop}", file=sys.stderr)
     uvicorn.run(
         echo_app,
         host="127.0.0.1",
         port=port,
+        http=http,
+        loop=loop,
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=10,
@@ -439,19 +454,38 @@ def run_wrk(
 # --- reporting --------------------------------------------------------------------------------
 
 
+def _installed(name: str) -> str:
+    try:
+        return f"{name} {metadata.version(name)}"
+    except metadata.PackageNotFoundError:
+        return f"no {name}"
+
+
 def versions() -> str:
-    """The uvicorn, loop and HTTP implementation every server here runs on."""
+    """The uvicorn, loop and HTTP implementation the servers here can run on."""
     uvicorn_bin = Path(sys.executable).with_name("uvicorn")
     command = [str(uvicorn_bin)] if uvicorn_bin.exists() else [sys.executable, "-m", "uvicorn"]
     done = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=30)
-    found = {name: importlib.util.find_spec(name) is not None for name in ("uvloop", "httptools")}
-    loop = "uvloop" if found["uvloop"] else "asyncio"
-    http = "httptools" if found["httptools"] else "h11"
-    return (
-        f"{done.stdout.strip() or done.stderr.strip()}; uvloop importable: {found['uvloop']}, "
-        f"httptools importable: {found['httptools']} -> loop='auto' runs {loop}, "
-        f"http='auto' runs {http} (for the echo floor and Sentinel alike)"
+    importable = ", ".join(
+        f"{name} importable: {importlib.util.find_spec(name) is not None}"
+        for name in ("uvloop", "httptools")
     )
+    http, loop = uvicorn_stack()
+    return (
+        f"{done.stdout.strip() or done.stderr.strip()}; {importable} "
+        f"({_installed('uvloop')}, {_installed('httptools')}); sentinel serve passes "
+        f"http={http!r}, loop={loop!r}, and so does the echo floor"
+    )
+
+
+_STACK = re.compile(r"http (\w+), loop (\w+)")
+
+
+def server_stack(server: Server) -> str:
+    """The HTTP implementation and loop a server said it started with (its first lines)."""
+    head = server.log_path.read_text(encoding="utf-8", errors="replace")[:4000]
+    match = _STACK.search(head)
+    return f"http {match.group(1)}, loop {match.group(2)}" if match else "uvicorn's auto choice"
 
 
 def load_average() -> str:
@@ -665,7 +699,7 @@ def read_profile(raw: str) -> Profile:
         frames = stack.split(";")
         if _THREAD.match(frames[0]):
             found.threads[_THREAD.sub("", frames[0]) or "?"] += int(samples)
-            frames = frames[1:] or frames
+            frames = frames[1:] or ["(no Python frame)"]
         leaf = _LINE_NUMBER.sub(")", frames[-1])
         found.own[leaf] += int(samples)
         found.packages[_package(leaf)] += int(samples)
@@ -777,6 +811,10 @@ def run(
         script = write_wrk_script(root / "chat.lua")
         with servers(root) as running:
             lines += [f"check: {check(server)}" for server in running.values()]
+            stacks = {name: server_stack(server) for name, server in running.items()}
+            lines.append("stacks: " + "; ".join(f"{n}: {st}" for n, st in stacks.items()))
+            if len(set(stacks.values())) > 1:
+                lines.append("WARNING: the servers run different HTTP stacks; ratios mix them")
             if tail:
                 text, verdicts = tail_runs(wrk, script, running, tail_seconds)
             else:
