@@ -23,6 +23,10 @@ B = 0.75
 _UNUSED, _ALIVE, _REMOVED = 0, 1, 2
 _COMPACT_MIN_DEAD = 1024
 _CACHE_POSTINGS = 4_000_000  # cached (key, score) pairs: at most 64 MB
+# A term in at least this share of the keys ("the", "of") is also cached spread over every
+# key: adding a dense array is several times faster than a scatter-add of that many
+# postings, and gives the same sums (the keys it lacks add an exact 0.0).
+_SPREAD_MIN_SHARE = 0.125
 
 
 class BM25:
@@ -40,6 +44,7 @@ class BM25:
         self._total_length = 0.0
         self._version = 0  # bumped by every change; cached term scores of older ones are stale
         self._cache: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
+        self._spread: dict[str, np.ndarray] = {}  # common terms' scores by key, this version
         self._cached_size = 0
 
     def __len__(self) -> int:
@@ -59,8 +64,9 @@ class BM25:
     def _changed(self) -> None:
         """Every cached term score is stale now: drop them (stale entries only hold memory)."""
         self._version += 1
-        if self._cache:
+        if self._cache or self._spread:
             self._cache = {}
+            self._spread = {}
             self._cached_size = 0
 
     def add(self, key: int, words: Sequence[str]) -> None:
@@ -146,10 +152,24 @@ class BM25:
             self._cached_size -= len(cached[1])
         if self._cached_size + df > _CACHE_POSTINGS:
             self._cache.clear()
+            self._spread.clear()
             self._cached_size = 0
         self._cache[term] = (self._version, keys, contribution)
         self._cached_size += df
         return keys, contribution
+
+    def _spread_scores(self, term: str, keys: np.ndarray, contribution: np.ndarray) -> np.ndarray:
+        """A common term's contributions as one array over every key (0.0 where absent),
+        cached with its postings' scores (``_term`` ran just before, in this version)."""
+        spread = self._spread.get(term)
+        if spread is None or len(spread) != self._high:
+            if self._cached_size + self._high > _CACHE_POSTINGS:
+                return np.bincount(keys, contribution, minlength=self._high)
+            spread = np.zeros(self._high, dtype=np.float64)
+            spread[keys] = contribution
+            self._spread[term] = spread
+            self._cached_size += self._high
+        return spread
 
     def search(
         self, words: Sequence[str], n: int, allowed: np.ndarray | None = None
@@ -164,18 +184,31 @@ class BM25:
             if found is None:
                 continue
             keys, contribution = found
+            if allowed is None and len(keys) >= _SPREAD_MIN_SHARE * self._high:
+                scores += self._spread_scores(term, keys, contribution)
+                continue
             if allowed is not None:
                 mask = allowed[keys]
                 keys, contribution = keys[mask], contribution[mask]
             scores[keys] += contribution
-        hits = np.flatnonzero(scores)
-        if len(hits) > n:
-            # argpartition picks any of the chunks tied at the cut (which ones changes with
-            # numpy's version); the lowest keys among them keep the result deterministic
-            # and equal to the Milvus store's (index/milvus/queries.py orders ties the same way).
-            cut = scores[hits[np.argpartition(-scores[hits], n - 1)[n - 1]]]
-            above = hits[scores[hits] > cut]
-            tied = hits[scores[hits] == cut]  # flatnonzero: ascending keys
+        # Scores are never negative. When at least n chunks scored, the n-th largest score is
+        # the cut: the result is the chunks above it and the lowest keys of those tied at it.
+        # Ties are broken by key, not by which of them a partition happens to pick (that
+        # changes with numpy's version): deterministic, and equal to the Milvus store's
+        # (index/milvus/queries.py orders ties the same way).
+        scored = int(np.count_nonzero(scores))
+        if scored <= n:
+            hits = np.flatnonzero(scores)
+        else:
+            if scored * 2 > len(scores):
+                # Common words score most chunks: partition them all in place of listing
+                # the scored ones first (a partition slows down on many equal zeros).
+                cut = np.partition(scores, len(scores) - n)[len(scores) - n]
+            else:
+                hits = np.flatnonzero(scores)
+                cut = scores[hits[np.argpartition(-scores[hits], n - 1)[n - 1]]]
+            above = np.flatnonzero(scores > cut)
+            tied = np.flatnonzero(scores == cut)  # ascending keys
             hits = np.concatenate([above, tied[: n - len(above)]])
         order = np.lexsort((hits, -scores[hits]))  # by score, then key: deterministic ties
         return [(int(k), float(scores[k])) for k in hits[order]]
