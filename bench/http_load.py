@@ -30,10 +30,17 @@ wrk, the server and, for Sentinel, the upstream share), servers alternate, ``--r
 of the server, of the upstream and of wrk (``/proc/<pid>/stat`` utime+stime, and the
 children's rusage for wrk), read around each run. CPU per request separates what the server
 costs from contention for the two cores: ``1 core req/s`` is 1000 / server CPU ms per request.
+``server cores`` is the share of a core the server had; ``server CPU wait`` the time its
+threads were runnable but waiting for a CPU (``/proc/<pid>/task/*/schedstat``); ``others'
+cores`` what every other process on the machine took meanwhile (``/proc/stat``): when that is
+high, req/s and tails say more about the machine than about the runtime.
 
-``--tail``: one connection for ``--tail-seconds`` (120) per server: p50, p99, p99.9, max and
-p99/p50. ``--profile``: ``py-spy record`` (``.venv/bin/pip install py-spy``) of the default
-policy server under 32 connections, the top functions by own time (busy samples only).
+``--tail``: one connection for ``--tail-seconds`` (120) per server: p50, p99, p99.9, p99.99,
+max and p99/p50, and the Sentinels' garbage collections meanwhile (count, median and longest
+pause of generations 1 and 2, from a ``gc.callbacks`` hook this bench registers before calling
+``sentinel serve``'s own ``main``). ``--profile [SECONDS]``: ``py-spy record``
+(``.venv/bin/pip install py-spy``) of the default-policy server under 32 connections, the top
+functions by own time, once for the thread holding the GIL and once for every busy thread.
 
 Targets (issue 23): default policy >= 0.85x guardrails off and guardrails off >= 0.2x the echo
 floor (32 connections); p99 <= 3x p50 at one client over a 2-minute run.
@@ -212,6 +219,7 @@ class WrkResult:
     wrk_cpu_s: float = 0.0
     server_cpu_s: float = 0.0
     machine_cpu_s: float = 0.0  # every CPU's busy time (/proc/stat) during the run
+    server_wait_s: float = 0.0  # the server's threads runnable but waiting for a CPU
 
     @property
     def server_cores(self) -> float:
@@ -306,6 +314,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def run_queue_wait_seconds(pid: int) -> float:
+    """Time a process's threads spent runnable but waiting for a CPU (schedstat, in ns)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):  # a thread that just ended
+            continue
+    return total / 1e9
+
+
 def machine_busy_seconds() -> float:
     """Busy time summed over every CPU (/proc/stat: all but idle and iowait)."""
     fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
@@ -328,10 +347,40 @@ class Server:
     base_url: str
     log_path: Path
     upstream: Server | None = None  # whose CPU is read beside this one's
+    gc_log: Path | None = None  # its garbage collections, when started through GC_WATCH
 
     @property
     def url(self) -> str:
         return f"{self.base_url}/v1/chat/completions"
+
+    def collections(self, start: float, end: float) -> dict[int, list[float]]:
+        """Pause in ms of each collection per generation between two time.monotonic()s."""
+        found: dict[int, list[float]] = {}
+        if self.gc_log is None or not self.gc_log.exists():
+            return found
+        for line in self.gc_log.read_text().splitlines():
+            at, generation, ms = line.split()
+            if start <= float(at) <= end:
+                found.setdefault(int(generation), []).append(float(ms))
+        return found
+
+
+# ``sentinel serve`` itself (its cli.main, this interpreter), with a gc callback first that
+# writes each collection's time.monotonic(), generation and pause (ms) to SENTINEL_BENCH_GC_LOG.
+GC_WATCH = """\
+import gc, os, sys, time
+log = open(os.environ["SENTINEL_BENCH_GC_LOG"], "w", buffering=1)
+began = [0.0]
+def watch(phase, info):
+    if phase == "start":
+        began[0] = time.perf_counter()
+    else:
+        pause = (time.perf_counter() - began[0]) * 1000
+        log.write(f"{time.monotonic():.6f} {info['generation']} {pause:.3f}\\n")
+gc.callbacks.append(watch)
+from sentinel_runtime.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
 
 
 def _start_echo(root: Path, name: str) -> Server:
@@ -359,7 +408,9 @@ def _start_echo(root: Path, name: str) -> Server:
     raise RuntimeError(f"{name} did not start in {STARTUP_SECONDS} s")
 
 
-def _start_sentinel(root: Path, name: str, upstream: Server, guardrails: bool) -> Server:
+def _start_sentinel(
+    root: Path, name: str, upstream: Server, *, guardrails: bool, watch_gc: bool
+) -> Server:
     directory = root / name
     directory.mkdir()
     env = {
@@ -368,8 +419,13 @@ def _start_sentinel(root: Path, name: str, upstream: Server, guardrails: bool) -
         "OUTPUT_GUARDRAILS_ENABLED": "true" if guardrails else "false",
         "LOG_LEVEL": "WARNING",
     }
-    runtime = start_runtime(directory, env)
-    return Server(name, runtime.process, runtime.base_url, runtime.log_path, upstream)
+    if not watch_gc:
+        runtime = start_runtime(directory, env)
+        return Server(name, runtime.process, runtime.base_url, runtime.log_path, upstream)
+    gc_log = directory / "gc.log"
+    env["SENTINEL_BENCH_GC_LOG"] = str(gc_log)
+    runtime = start_runtime(directory, env, command=(sys.executable, "-c", GC_WATCH))
+    return Server(name, runtime.process, runtime.base_url, runtime.log_path, upstream, gc_log)
 
 
 def check(server: Server) -> str:
@@ -401,15 +457,17 @@ def check(server: Server) -> str:
 
 
 @contextmanager
-def servers(root: Path) -> Iterator[dict[str, Server]]:
+def servers(root: Path, *, watch_gc: bool = False) -> Iterator[dict[str, Server]]:
     with ExitStack() as stack:
         started: list[Server] = []
         stack.callback(lambda: [stop_process(s.process) for s in reversed(started)])
         upstream = _start_echo(root, "upstream")
         started.append(upstream)
         started.append(_start_echo(root, "echo"))
-        started.append(_start_sentinel(root, "off", upstream, guardrails=False))
-        started.append(_start_sentinel(root, "default", upstream, guardrails=True))
+        for name, guardrails in (("off", False), ("default", True)):
+            started.append(
+                _start_sentinel(root, name, upstream, guardrails=guardrails, watch_gc=watch_gc)
+            )
         yield {s.name: s for s in started if s.name != "upstream"}
 
 
@@ -434,12 +492,14 @@ def run_wrk(
     pid = server.process.pid
     upstream_pid = server.upstream.process.pid if server.upstream else None
     server_before = cpu_seconds(pid)
+    wait_before = run_queue_wait_seconds(pid)
     upstream_before = cpu_seconds(upstream_pid) if upstream_pid else 0.0
     children_before = _children_cpu()
     machine_before = machine_busy_seconds()
     done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 60)
     machine_after = machine_busy_seconds()
     server_after = cpu_seconds(pid)
+    wait_after = run_queue_wait_seconds(pid)
     upstream_after = cpu_seconds(upstream_pid) if upstream_pid else 0.0
     if done.returncode != 0:
         raise RuntimeError(f"wrk exited with {done.returncode}: {done.stderr}{done.stdout}")
@@ -447,6 +507,7 @@ def run_wrk(
     result.wrk_cpu_s = _children_cpu() - children_before
     result.server_cpu_s = server_after - server_before
     result.machine_cpu_s = machine_after - machine_before
+    result.server_wait_s = wait_after - wait_before
     result.upstream_cpu_s = upstream_after - upstream_before
     return result
 
@@ -581,6 +642,7 @@ def load_runs(
                     f"{upstream_cpu:.3f}" if running[name].upstream else "-",
                     f"{got.cpu_ms('wrk_cpu_s'):.3f}",
                     f"{got.med(lambda r: r.server_cores):.2f}",
+                    f"{got.cpu_ms('server_wait_s'):.3f}",
                     f"{got.med(lambda r: r.other_cores):.2f}",
                     describe_failures(got.runs),
                 ]
@@ -606,6 +668,7 @@ def load_runs(
         "upstream CPU ms/req",
         "wrk CPU ms/req",
         "server cores",
+        "server CPU wait ms/req",
         "others' cores",
         "failed",
     ]
@@ -616,6 +679,12 @@ def load_runs(
     return table(title, header, rows), verdicts
 
 
+def _pauses(pauses: list[float] | None) -> str:
+    if not pauses:
+        return "0"
+    return f"{len(pauses)}, {statistics.median(pauses):.1f}/{max(pauses):.1f}"
+
+
 def tail_runs(
     wrk: Path, script: Path, running: dict[str, Server], seconds: float
 ) -> tuple[str, list[str]]:
@@ -623,7 +692,9 @@ def tail_runs(
     verdicts: list[str] = []
     for name, server in running.items():
         run_wrk(wrk, script, server, connections=1, threads=1, seconds=WARMUP_SECONDS)
+        began = time.monotonic()
         got = run_wrk(wrk, script, server, connections=1, threads=1, seconds=seconds)
+        collected = server.collections(began, time.monotonic())
         p50, p99 = got.ms(50.0), got.ms(99.0)
         rows.append(
             [
@@ -636,7 +707,10 @@ def tail_runs(
                 f"{got.max_us / 1000:.2f}",
                 f"{p99 / p50:.2f}x",
                 f"{got.server_cpu_s / got.requests * 1000:.3f}" if got.requests else "-",
+                f"{got.server_wait_s / got.requests * 1000:.3f}" if got.requests else "-",
                 f"{got.other_cores:.2f}",
+                _pauses(collected.get(1)) if server.gc_log else "-",
+                _pauses(collected.get(2)) if server.gc_log else "-",
                 f"{got.requests:,}",
                 describe_failures([got]),
             ]
@@ -660,7 +734,10 @@ def tail_runs(
         "max ms",
         "p99/p50",
         "server CPU ms/req",
+        "server CPU wait ms/req",
         "others' cores",
+        "gen1 GCs: n, median/max ms",
+        "gen2 GCs: n, median/max ms",
         "requests",
         "failed",
     ]
@@ -809,7 +886,7 @@ def run(
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         script = write_wrk_script(root / "chat.lua")
-        with servers(root) as running:
+        with servers(root, watch_gc=tail) as running:
             lines += [f"check: {check(server)}" for server in running.values()]
             stacks = {name: server_stack(server) for name, server in running.items()}
             lines.append("stacks: " + "; ".join(f"{n}: {st}" for n, st in stacks.items()))
