@@ -243,19 +243,23 @@ class IndexStore:
             lexical = self._bm25.search(words, depth, mask)
             fused = base.fuse(dense_keys.tolist(), [key for key, _ in lexical])
             keys = np.fromiter(fused, dtype=np.int64, count=len(fused))
-            similarity = np.clip(self._dense.similarity(vector, keys), 0.0, 1.0)
+            similarity = np.clip(self._dense.similarity(vector, keys), 0.0, 1.0).tolist()
             bm25 = dict(lexical)
-            chunks = [self._chunks[k] for k in keys.tolist()]
+            key_list = keys.tolist()
+            chunks = [self._chunks[k] for k in key_list]
+        # Plain Python lists, not numpy scalars, in the sort key: the same order, a third
+        # of the time (float32 values convert to floats exactly).
+        scores = [fused[k] for k in key_list]
         order = sorted(
-            range(len(keys)),
-            key=lambda i: (-fused[int(keys[i])], -similarity[i], chunks[i].chunk_id),
+            range(len(key_list)),
+            key=lambda i: (-scores[i], -similarity[i], chunks[i].chunk_id),
         )[:top_k]
         return [
             Hit(
                 chunk=chunks[i],
-                score=fused[int(keys[i])],
-                similarity=float(similarity[i]),
-                lexical=bm25.get(int(keys[i]), 0.0),
+                score=scores[i],
+                similarity=similarity[i],
+                lexical=bm25.get(key_list[i], 0.0),
                 rank=rank,
             )
             for rank, i in enumerate(order)
