@@ -60,6 +60,14 @@ COPY_MIN = 0.85
 MIN_CLUSTER = 3
 
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:st|nd|rd|th)?|[A-Za-z][A-Za-z'\-]*")
+# What a value needs (``_number``): a token starting with a digit, or a number word that is a
+# whole token (no token character after it; case-insensitive only inside the group, as the
+# token is compared lower-cased). Most sentences have neither and are done in one search.
+_MAY_COUNT = re.compile(
+    r"\d|(?i:"
+    + "|".join(sorted(analysis.NUMBER_WORDS, key=len, reverse=True))
+    + r")(?![A-Za-z'\-])"
+)
 
 
 def _number(token: str) -> str | None:
@@ -77,8 +85,10 @@ def numbers(sentence: str) -> dict[str, set[str]]:
     they can be compared; a number with no content word after it takes the one before it
     ("in 2022": none, the empty slot).
     """
-    tokens = _TOKEN.findall(sentence)
     found: dict[str, set[str]] = {}
+    if not _MAY_COUNT.search(sentence):
+        return found
+    tokens = _TOKEN.findall(sentence)
     for index, token in enumerate(tokens):
         value = _number(token)
         after = tokens[index + 1] if index + 1 < len(tokens) else ""
@@ -144,13 +154,22 @@ class _Claim:
     names: set[str]
 
 
+@functools.lru_cache(maxsize=8192)  # the result is shared: callers never mutate it
+def _facts(text: str) -> tuple[tuple[str, dict[str, set[str]], set[str]], ...]:
+    """The sentences of a chunk that hold a number or a name, with them: what claims are
+    made of, whatever the question (popular chunks come back request after request)."""
+    found = []
+    for sentence in analysis.sentences(text):
+        counted, named = numbers(sentence), names(sentence)
+        if counted or named:
+            found.append((sentence, counted, named))
+    return tuple(found)
+
+
 def _claims(hits: Sequence[Hit], query_terms: set[str]) -> list[_Claim]:
     claims = []
     for hit in hits:
-        for sentence in analysis.sentences(hit.chunk.text):
-            counted, named = numbers(sentence), names(sentence)
-            if not counted and not named:
-                continue
+        for sentence, counted, named in _facts(hit.chunk.text):
             found = {v for vs in counted.values() for v in vs} | named
             # A name the query contains ("Apopka") is the topic, not an answer.
             value_terms = analysis.terms(" ".join(found)) - query_terms
