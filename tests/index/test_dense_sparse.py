@@ -100,3 +100,29 @@ def test_the_hashing_embedders_questions_take_the_column_scan() -> None:
     embedder = HashingEmbedder()
     query = embedder.embed(["how long do customers have to request a refund"])[0]
     assert np.count_nonzero(query) <= dense.SPARSE_MAX_SHARE * embedder.dim
+
+
+def test_tied_scores_come_back_alike_with_and_without_a_filter() -> None:
+    """Many chunks equal on the query's words: the scan only shortlists, the row-major scores
+    decide, and ties (at the cut too) go to the lowest keys on every path."""
+    embedder = HashingEmbedder()
+    texts = [f"release notes {i} for the payment service" for i in range(300)]
+    ours = DenseIndex(embedder.dim)
+    ours.add(np.arange(300, dtype=np.int64) * 3, embedder.embed(texts))
+    for question in ["payment notes 42", "release service", "payment"]:
+        query = embedder.embed([question])[0]
+        plain = ours.search(query, 40)
+        filtered = ours.search(query, 40, ours.keys().copy())
+        assert plain[0].tolist() == filtered[0].tolist()
+        assert np.array_equal(plain[1], filtered[1])
+        scores = ours.vectors() @ query
+        expected = sorted(range(300), key=lambda row: (-scores[row], row))[:40]
+        assert plain[0].tolist() == [3 * row for row in expected]
+
+
+def test_a_query_of_stop_words_alone_scores_every_chunk_zero() -> None:
+    embedder = HashingEmbedder()
+    ours = DenseIndex(embedder.dim)
+    ours.add(np.arange(50, dtype=np.int64), embedder.embed([f"text {i}" for i in range(50)]))
+    keys, scores = ours.search(embedder.embed(["the of and"])[0], 5)
+    assert keys.tolist() == [0, 1, 2, 3, 4] and not scores.any()

@@ -134,33 +134,61 @@ class DenseIndex:
         self, query: np.ndarray, n: int, allowed: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """The ``n`` nearest (keys, scores), best first, among ``allowed`` keys when given;
-        equal scores in key order."""
-        if allowed is None:
-            keys, scores = self.keys(), self._scan(query)
-        elif len(allowed) <= DIRECT_MAX:
+        equal scores in key order (also at the cut: the lowest keys of those tied there)."""
+        if allowed is not None and len(allowed) <= DIRECT_MAX:
             keys, scores = allowed, self.similarity(query, allowed)
+        elif self._sparse(query):
+            keys, scores = self._shortlist(query, n, allowed)
         else:
-            keys, scores = allowed, self._scan(query)[self._rows()[allowed]]
-        n = min(n, len(keys))
-        if n <= 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        top = np.argpartition(-scores, n - 1)[:n] if n < len(keys) else np.arange(n)
-        order = top[np.lexsort((keys[top], -scores[top]))]
-        return keys[order], scores[order]
+            keys, scores = self.keys(), self.vectors() @ query
+            if allowed is not None:
+                keys, scores = allowed, scores[self._rows()[allowed]]
+        return _best(keys, scores, n)
+
+    def _sparse(self, query: np.ndarray) -> bool:
+        """Whether to shortlist with the column scan (a zero query, all of whose scores
+        tie, takes the plain product: a shortlist would be every row)."""
+        used = np.count_nonzero(query)
+        return bool(len(self)) and 0 < used <= SPARSE_MAX_SHARE * self.dim
+
+    def _shortlist(
+        self, query: np.ndarray, n: int, allowed: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Keys holding the ``n`` best of ``allowed`` (all keys when None), with the scores
+        ``similarity`` gives them.
+
+        The column scan sums the products in another order than the row-major product, so
+        its scores may differ from those in the last bits: enough to reorder chunks whose
+        scores are equal (a question matching several chunks on the same words), which the
+        filtered search, reading rows, orders by key. So the scan only shortlists: every
+        row within ``_margin`` of the n-th best scan score, which holds the n best rows by
+        the row-major scores, then scored the row-major way."""
+        keys = self.keys() if allowed is None else allowed
+        approx = self._scan(query)
+        if allowed is not None:
+            approx = approx[self._rows()[allowed]]
+        if n < len(keys):
+            cut = np.partition(approx, len(approx) - n)[len(approx) - n]
+            keys = keys[approx >= cut - self._margin(query)]
+        return keys, self.similarity(query, keys)
+
+    def _margin(self, query: np.ndarray) -> float:
+        """Twice the largest difference between two float32 sums of d products of a row with
+        ``query`` (each within d * 2^-24 * |q| |row| of the exact value; rows have unit
+        length, the ``Embedder`` contract)."""
+        return 4.0 * self.dim * 2.0**-24 * float(np.linalg.norm(query))
 
     # -- the column-major copy, for sparse queries -------------------------------------------
 
     def _scan(self, query: np.ndarray) -> np.ndarray:
-        """Inner products of ``query`` with every row, in row order."""
+        """Inner products of a sparse ``query`` with every row, in row order, from the
+        columns of its non-zero components (equal to the row-major product up to rounding)."""
         n = len(self)
         used = np.flatnonzero(query)
-        if not n or len(used) > SPARSE_MAX_SHARE * self.dim:
-            return self.vectors() @ query
         columns = self._column_copy()
         weights = np.ascontiguousarray(query[used], dtype=np.float32)
-        scores = np.empty(n, dtype=np.float32)
+        scores = np.zeros(n, dtype=np.float32)
         if not len(used):
-            scores.fill(0.0)
             return scores
         block = max(1024, BLOCK_BYTES // (4 * len(used)))
         for start in range(0, n, block):
@@ -213,3 +241,21 @@ class DenseIndex:
         for start in range(0, self.dim, step):  # a few dimensions at a time: small temporaries
             part = columns[start : start + step]
             part[:, :n] = part[:, : len(kept)][:, kept]
+
+
+def _best(keys: np.ndarray, scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n`` best (keys, scores) by score, then key: ties at the cut keep the lowest
+    keys, so a shortlist and the whole set give the same answer."""
+    n = min(n, len(keys))
+    if n <= 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    if n < len(keys):
+        cut = np.partition(scores, len(scores) - n)[len(scores) - n]
+        above = np.flatnonzero(scores > cut)
+        tied = np.flatnonzero(scores == cut)
+        tied = tied[np.argsort(keys[tied], kind="stable")[: n - len(above)]]
+        top = np.concatenate([above, tied])
+    else:
+        top = np.arange(n)
+    order = top[np.lexsort((keys[top], -scores[top]))]
+    return keys[order], scores[order]
