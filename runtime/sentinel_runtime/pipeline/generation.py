@@ -8,6 +8,7 @@ chunks and cites each. The upstream model's answer is asked for and read in
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -277,18 +278,25 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for line in lines for s in _SENTENCE_END.split(line) if s.strip()]
 
 
+@functools.lru_cache(maxsize=8192)  # the result is shared: callers never mutate it
+def _quotable(text: str) -> tuple[frozenset[str], tuple[tuple[str, frozenset[str]], ...]]:
+    """A chunk's keywords, and its sentences long enough to quote with theirs: what ranking
+    them reads whatever the question (popular chunks come back request after request)."""
+    long_enough = (s for s in sentences(text) if len(s.split()) >= MIN_WORDS)
+    return frozenset(keywords(text)), tuple((s, frozenset(keywords(s))) for s in long_enough)
+
+
 def _candidates(query: str, hits: Sequence[Hit], *, summary: bool) -> list[_Sentence]:
     wanted = question_terms(query)
     kind = answer_type(query)
     found = []
     for hit in hits:
-        chunk_overlap = _overlap(wanted, hit.chunk.text)
-        for sentence in sentences(hit.chunk.text):
-            if len(sentence.split()) < MIN_WORDS:
-                continue
+        chunk_words, quotable = _quotable(hit.chunk.text)
+        chunk_overlap = _share(wanted, chunk_words)
+        for sentence, words in quotable:
             if summary and (_STEP_LIKE.match(sentence) or harm.assess_harm(sentence).procedural):
                 continue
-            relevance = _overlap(wanted, sentence)
+            relevance = _share(wanted, words)
             answers = not _INTERROGATIVE.search(sentence) and has_answer_type(
                 sentence, kind, wanted
             )
@@ -306,8 +314,9 @@ def _candidates(query: str, hits: Sequence[Hit], *, summary: bool) -> list[_Sent
     return [s for s in found if s.score >= RELATIVE_OVERLAP * best]
 
 
-def _overlap(wanted: set[str], text: str) -> float:
-    return len(wanted & keywords(text)) / len(wanted) if wanted else 0.0
+def _share(wanted: set[str], words: frozenset[str]) -> float:
+    """The share of the question's terms among ``words`` (a text's keywords)."""
+    return len(wanted & words) / len(wanted) if wanted else 0.0
 
 
 def question_terms(query: str) -> set[str]:

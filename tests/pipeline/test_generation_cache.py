@@ -1,0 +1,69 @@
+"""The extractive generator reads each chunk's keywords and quotable sentences from a cache
+per text: its candidates are those of reading them afresh for every question (the plain
+loop, written out below)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sentinel_runtime.demo import corpus as demo_corpus
+from sentinel_runtime.index.analysis import keywords
+from sentinel_runtime.index.types import Chunk, Hit
+from sentinel_runtime.pipeline import generation, harm
+
+
+def overlap(wanted: set[str], text: str) -> float:
+    return len(wanted & keywords(text)) / len(wanted) if wanted else 0.0
+
+
+def plain_candidates(query: str, hits: list[Hit], *, summary: bool) -> list[tuple[str, str, float]]:
+    wanted = generation.question_terms(query)
+    kind = generation.answer_type(query)
+    found = []
+    for hit in hits:
+        chunk_overlap = overlap(wanted, hit.chunk.text)
+        for sentence in generation.sentences(hit.chunk.text):
+            if len(sentence.split()) < generation.MIN_WORDS:
+                continue
+            if summary and (
+                generation._STEP_LIKE.match(sentence) or harm.assess_harm(sentence).procedural
+            ):
+                continue
+            relevance = overlap(wanted, sentence)
+            answers = not generation._INTERROGATIVE.search(sentence) and (
+                generation.has_answer_type(sentence, kind, wanted)
+            )
+            if answers and generation._REFERS_BACK.search(sentence):
+                relevance = max(relevance, generation.CHUNK_CARRY * chunk_overlap)
+            if relevance < generation.MIN_OVERLAP:
+                continue
+            bonus = generation.ANSWER_TYPE_BONUS if answers else 0.0
+            found.append((sentence, hit.chunk.chunk_id, hit.rank, relevance + bonus))
+    found.sort(key=lambda s: (-s[3], s[2]))
+    best = found[0][3] if found else 0.0
+    return [(s[0], s[1], s[3]) for s in found if s[3] >= generation.RELATIVE_OVERLAP * best]
+
+
+QUERIES = [
+    "How long do customers have to request a refund?",
+    "Who leads the payments team?",
+    "How do I connect to the VPN?",
+    "When does the legal hold end?",
+    "What is the travel policy?",
+    "How many days of paid leave do employees get?",
+]
+
+
+@pytest.mark.parametrize("summary", [False, True])
+@pytest.mark.parametrize("query", QUERIES)
+def test_candidates_equal_the_plain_reading(query: str, summary: bool) -> None:
+    docs = demo_corpus.documents()
+    hits = [
+        Hit(Chunk(f"{d.doc_id}#p0", d.doc_id, 0, d.text, d.metadata), 1.0, 0.5, 0.0, rank)
+        for rank, d in enumerate(docs)
+    ]
+    for _ in range(2):  # read afresh, then from the cache
+        got = generation._candidates(query, hits, summary=summary)
+        assert [(s.text, s.chunk_id, s.score) for s in got] == plain_candidates(
+            query, hits, summary=summary
+        )
