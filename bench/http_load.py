@@ -762,6 +762,8 @@ class Profile:
     own: collections.Counter[str] = field(default_factory=collections.Counter)
     threads: collections.Counter[str] = field(default_factory=collections.Counter)
     packages: collections.Counter[str] = field(default_factory=collections.Counter)
+    # per leaf function: the two frames above it (caller <- its caller), with their samples
+    callers: dict[str, collections.Counter[str]] = field(default_factory=dict)
     total: int = 0
 
 
@@ -778,6 +780,8 @@ def read_profile(raw: str) -> Profile:
             found.threads[_THREAD.sub("", frames[0]) or "?"] += int(samples)
             frames = frames[1:] or ["(no Python frame)"]
         leaf = _LINE_NUMBER.sub(")", frames[-1])
+        above = " <- ".join(_short(_LINE_NUMBER.sub(")", f)) for f in frames[-2:-4:-1])
+        found.callers.setdefault(leaf, collections.Counter())[above or "(top)"] += int(samples)
         found.own[leaf] += int(samples)
         found.packages[_package(leaf)] += int(samples)
         found.total += int(samples)
@@ -857,6 +861,8 @@ def profile(wrk: Path, script: Path, server: Server, seconds: float, root: Path)
             f"{found.total:,} samples ({label}); top 15 functions by own time"
         )
         parts.append(table(title, ["own", "samples", "function (file)"], rows))
+        for frame, n in found.own.most_common(3):
+            parts.append(f"{_short(frame)} called from: {_shares(found.callers[frame], n, 2)}")
         if found.threads:
             parts.append(f"by thread: {_shares(found.threads, found.total, 4)}")
         parts.append(f"own time by package: {_shares(found.packages, found.total, 12)}")

@@ -149,3 +149,21 @@ def test_py_spy_thread_frames_count_per_thread_not_as_functions() -> None:
         "wait (threading.py)": 17,
     }
     assert found.packages == {"asyncio": 83, "threading": 17}
+
+
+def test_py_spy_callers_of_a_function_are_the_two_frames_above_it() -> None:
+    raw = (
+        "main (m.py:1);get_async_backend (anyio/_core/_eventloop.py:197);"
+        "current_async_library (sniffio/_impl.py:82);current_task (asyncio/tasks.py:38) 3\n"
+        "main (m.py:1);current_task (asyncio/tasks.py:38) 1\n"
+        "current_task (asyncio/tasks.py:38) 1\n"
+    )
+    found = http_load.read_profile(raw)
+    chain = (
+        "current_async_library (sniffio/_impl.py) <- get_async_backend (anyio/_core/_eventloop.py)"
+    )
+    assert found.callers["current_task (asyncio/tasks.py)"] == {
+        chain: 3,
+        "main (m.py)": 1,
+        "(top)": 1,
+    }
