@@ -794,20 +794,25 @@ def top_own_time(raw: str, count: int = 15) -> tuple[list[tuple[str, int]], int]
     return found.own.most_common(count), found.total
 
 
+_PATH_MARKERS = ("site-packages/", "/runtime/", "lib/python3.11/")  # what precedes a package
+
+
 def _package(frame: str) -> str:
     """The top-level package (or stdlib module) a frame's file belongs to."""
     path = frame.rpartition(" (")[2].rstrip(")")
-    for marker in ("site-packages/", "runtime/", "lib/python3.11/"):
+    for marker in _PATH_MARKERS:
         if marker in path:
             path = path.split(marker, 1)[1]
             break
-    head = path.split("/", 1)[0]
-    return head.removesuffix(".py") if head else "?"
+    parts = path.split("/")
+    if parts[0] == "sentinel_runtime" and len(parts) > 2:
+        return f"sentinel_runtime.{parts[1]}"
+    return parts[0].removesuffix(".py") or "?"
 
 
 def _short(frame: str) -> str:
     """``fn (/abs/.../site-packages/pkg/mod.py)`` as ``fn (pkg/mod.py)``."""
-    for marker in ("site-packages/", "runtime/", "lib/python3.11/"):
+    for marker in _PATH_MARKERS:
         if marker in frame:
             name, _, path = frame.partition(" (")
             return f"{name} ({path.split(marker, 1)[1]}"

@@ -151,6 +151,23 @@ def test_py_spy_thread_frames_count_per_thread_not_as_functions() -> None:
     assert found.packages == {"asyncio": 83, "threading": 17}
 
 
+def test_py_spy_frames_of_the_runtime_count_per_subpackage() -> None:
+    raw = (
+        "app (sentinel_runtime/api/app.py:3);"
+        "vectorise (sentinel_runtime/pipeline/judge/features.py:74) 5\n"
+        "send (/w/.venv/lib/python3.11/site-packages/anyio/_backends/_asyncio.py:1) 2\n"
+    )
+    found = http_load.read_profile(raw)
+    assert found.packages == {"sentinel_runtime.pipeline": 5, "anyio": 2}
+    assert found.callers["vectorise (sentinel_runtime/pipeline/judge/features.py)"] == {
+        "app (sentinel_runtime/api/app.py)": 5
+    }
+    assert (
+        http_load._short("send (/w/.venv/lib/python3.11/site-packages/anyio/_backends/_asyncio.py)")
+        == "send (anyio/_backends/_asyncio.py)"
+    )
+
+
 def test_py_spy_callers_of_a_function_are_the_two_frames_above_it() -> None:
     raw = (
         "main (m.py:1);get_async_backend (anyio/_core/_eventloop.py:197);"
