@@ -1,7 +1,7 @@
-"""The conflict finder's shortcuts give what the plain reading gives: ``numbers`` skips
-sentences with no digit and no number word (the reference below is the loop over every
-token, written out), and ``_facts`` (a chunk's sentences with a number or a name, cached per
-text) holds exactly the sentences ``_claims`` used to read one by one."""
+"""The conflict finder's cache gives what the plain reading gives: ``_facts`` (a chunk's
+sentences with a number or a name, cached per text) holds exactly the sentences ``_claims``
+used to read one by one, and ``numbers`` is the loop over every token (written out below, on
+tricky tokens: number words inside words, case, hyphens, apostrophes, other scripts' digits)."""
 
 from __future__ import annotations
 

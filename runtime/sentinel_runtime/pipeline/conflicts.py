@@ -60,14 +60,6 @@ COPY_MIN = 0.85
 MIN_CLUSTER = 3
 
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:st|nd|rd|th)?|[A-Za-z][A-Za-z'\-]*")
-# What a value needs (``_number``): a token starting with a digit, or a number word that is a
-# whole token (no token character after it; case-insensitive only inside the group, as the
-# token is compared lower-cased). Most sentences have neither and are done in one search.
-_MAY_COUNT = re.compile(
-    r"\d|(?i:"
-    + "|".join(sorted(analysis.NUMBER_WORDS, key=len, reverse=True))
-    + r")(?![A-Za-z'\-])"
-)
 
 
 def _number(token: str) -> str | None:
@@ -85,10 +77,8 @@ def numbers(sentence: str) -> dict[str, set[str]]:
     they can be compared; a number with no content word after it takes the one before it
     ("in 2022": none, the empty slot).
     """
-    found: dict[str, set[str]] = {}
-    if not _MAY_COUNT.search(sentence):
-        return found
     tokens = _TOKEN.findall(sentence)
+    found: dict[str, set[str]] = {}
     for index, token in enumerate(tokens):
         value = _number(token)
         after = tokens[index + 1] if index + 1 < len(tokens) else ""
