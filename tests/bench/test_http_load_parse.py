@@ -67,6 +67,39 @@ bench: percentile_us 99.9 23885
 bench: percentile_us 99.99 24909
 """
 
+# wrk -t1 -c1 -d6s ... with the --tail script (raw=True): guardrails off, one gen2 collection.
+RAW_OFF_1 = """\
+Running 6s test @ http://127.0.0.1:51407/v1/chat/completions
+  1 threads and 1 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     2.36ms    6.99ms  82.56ms   97.68%
+    Req/Sec   702.40    108.45   808.00     93.33%
+  Latency Distribution
+     50%    1.33ms
+     75%    1.41ms
+     90%    1.54ms
+     99%   47.24ms
+  4200 requests in 6.01s, 5.50MB read
+Requests/sec:    699.18
+Transfer/sec:      0.92MB
+bench: requests 4200 duration_us 6007033 bytes 5770453
+bench: errors connect 0 read 0 write 0 status 0 timeout 0
+bench: latency_us min 1151 mean 2363.6 max 82564 stdev 6994.3
+bench: raw_requests 4200 max_us 82591
+bench: raw_percentile_us 50 1335
+bench: raw_percentile_us 75 1402
+bench: raw_percentile_us 90 1498
+bench: raw_percentile_us 99 2768
+bench: raw_percentile_us 99.9 5329
+bench: raw_percentile_us 99.99 82591
+bench: percentile_us 50 1333
+bench: percentile_us 75 1406
+bench: percentile_us 90 1541
+bench: percentile_us 99 47243
+bench: percentile_us 99.9 76844
+bench: percentile_us 99.99 82564
+"""
+
 
 def test_reads_requests_duration_and_percentiles_in_microseconds() -> None:
     result = http_load.parse_wrk(DEFAULT_POLICY_32)
@@ -184,3 +217,24 @@ def test_py_spy_callers_of_a_function_are_the_two_frames_above_it() -> None:
         "main (m.py)": 1,
         "(top)": 1,
     }
+
+
+def test_the_tail_script_s_own_timings_are_read_beside_wrk_s_corrected_ones() -> None:
+    result = http_load.parse_wrk(RAW_OFF_1)
+    assert result.requests == result.raw_requests == 4200
+    assert result.raw_percentiles_us[50.0] == 1335
+    assert result.raw_percentiles_us[99.0] == 2768
+    assert result.raw_max_us == 82591
+    # wrk's coordinated-omission correction turns one 82 ms stall into its p99.
+    assert result.percentiles_us[99.0] == 47243
+    assert result.mean_us * result.requests / 1e6 > result.seconds
+
+
+def test_the_raw_script_times_requests_itself(tmp_path: Path) -> None:
+    script = http_load.write_wrk_script(tmp_path / "raw.lua", raw=True).read_text()
+    assert "function request()" in script
+    assert "function response(" in script
+    assert script.index("raw_done()\n  for _, p in ipairs(") > script.index("function done(")
+    plain = http_load.write_wrk_script(tmp_path / "plain.lua").read_text()
+    assert "function response(" not in plain
+    assert "raw_done" not in plain
