@@ -744,8 +744,8 @@ def load_runs(
         "req/s (median)",
         "req/s per run",
         "ratio",
-        "p50 ms",
-        "p99 ms",
+        "wrk p50 ms",
+        "wrk p99 ms",
         "server CPU ms/req",
         "1 core req/s",
         "upstream CPU ms/req",
@@ -757,7 +757,8 @@ def load_runs(
     ]
     title = (
         f"POST /v1/chat/completions, no index, not streamed: {runs} alternating runs of "
-        f"{seconds:g} s per server (wrk)"
+        f"{seconds:g} s per server (wrk; its percentiles are corrected for coordinated "
+        "omission, see --tail for requests as timed)"
     )
     return table(title, header, rows), verdicts
 
