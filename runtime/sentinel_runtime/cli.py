@@ -101,7 +101,7 @@ def _serve(args: argparse.Namespace) -> int:
     )
     logs.configure(settings.LOG_LEVEL)
     uvicorn.run(
-        create_app(settings),
+        create_app(settings, freeze_heap=True),
         host=args.host,
         port=args.port,
         http=http,
