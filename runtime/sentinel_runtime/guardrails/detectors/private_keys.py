@@ -27,7 +27,7 @@ _BODY_LINE = r"(?:[A-Za-z0-9+/=]{1,128}|(?:Proc-Type|DEK-Info|Comment|Version): 
 _LINE_END = r"(?=[ \t]*(?:\r?\n|\\r?\\n|\Z|\"))"
 BODY_AFTER = regex.compile(f"(?:{_BREAK}(?:{_BODY_LINE}{_LINE_END})?)*")
 _BODY_LINE_WHOLE = regex.compile(f"{_BODY_LINE}?")
-_BREAK_BACK = regex.compile(_BREAK[: -len("[ \\t]*")] + r"[ \t]*\Z")
+_TRAILING_RUN = regex.compile(r"[A-Za-z0-9+/=]{16,}\Z")
 # The longest block looked for: an 8192-bit RSA key is about 6.5 KB of PEM.
 MAX_BLOCK = 16 * 1024
 
@@ -38,32 +38,29 @@ def _body_before(text: str, end_start: int) -> int:
     start = end_start
     cursor = end_start
     while cursor > floor:
-        # The line before ``cursor``: back to the previous break (newline or "\\n").
-        window = text[floor:cursor]
-        newline = window.rfind("\n")
-        escaped = window.rfind("\\n")
+        # The line before ``cursor``: back to the previous break (newline or "\n"), found
+        # in place so a walk over many lines reads each character once.
+        newline = text.rfind("\n", floor, cursor)
+        escaped = text.rfind("\\n", floor, cursor)
         cut = max(newline, escaped)
-        if cut == -1:
-            line_start = floor
-            line = window
-        else:
-            line_start = floor + cut + (1 if cut == newline else 2)
-            line = window[cut + (1 if cut == newline else 2) :]
+        line_start = floor if cut == -1 else cut + (1 if cut == newline else 2)
+        line = text[line_start:cursor]
+        indent = len(line) - len(line.lstrip(" \t"))
         stripped = line.strip(" \t\r")
         if stripped.endswith("\\r"):
             stripped = stripped[:-2]
         if not _BODY_LINE_WHOLE.fullmatch(stripped):
             # A partial line (text before the body on the same line) ends the walk; its
             # trailing base64 run still belongs to the body.
-            run = regex.search(r"[A-Za-z0-9+/=]{16,}\Z", stripped)
+            run = _TRAILING_RUN.search(stripped)
             if run is not None:
-                start = line_start + (len(line) - len(line.lstrip(" \t"))) + run.start()
+                start = line_start + indent + run.start()
             break
         if stripped:
-            start = line_start + (len(line) - len(line.lstrip(" \t")))
+            start = line_start + indent
         if cut == -1:
             break
-        cursor = floor + cut
+        cursor = cut
     return start
 
 
