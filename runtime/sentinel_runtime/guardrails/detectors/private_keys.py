@@ -28,6 +28,8 @@ _LINE_END = r"(?=[ \t]*(?:\r?\n|\\r?\\n|\Z|\"))"
 BODY_AFTER = regex.compile(f"(?:{_BREAK}(?:{_BODY_LINE}{_LINE_END})?)*")
 _BODY_LINE_WHOLE = regex.compile(f"{_BODY_LINE}?")
 _TRAILING_RUN = regex.compile(r"[A-Za-z0-9+/=]{16,}\Z")
+# Shorter than any full PEM body line (64 characters; some tools write 76).
+MIN_FULL_LINE = 40
 # The longest block looked for: an 8192-bit RSA key is about 6.5 KB of PEM.
 MAX_BLOCK = 16 * 1024
 
@@ -57,6 +59,10 @@ def _body_before(text: str, end_start: int) -> int:
                 start = line_start + indent + run.start()
             break
         if stripped:
+            # Only the line just above END may be short: every other body line is full
+            # (64 characters, 70 in OpenSSH keys), so a column of short words is no body.
+            if start < end_start and len(stripped) < MIN_FULL_LINE and ":" not in stripped:
+                break
             start = line_start + indent
         if cut == -1:
             break
