@@ -80,7 +80,12 @@ if str(REPO / "tests") not in sys.path:  # run directly: bench helpers, test sup
 import httpx  # noqa: E402
 
 from stats import table  # noqa: E402
-from support.runtime import free_port, start_runtime, stop_process  # noqa: E402
+from support.runtime import (  # noqa: E402
+    free_port,
+    start_runtime,
+    stop_process,
+    wait_until_answering,
+)
 
 MODEL = "fake-model"
 QUESTION = "What is the capital of France?"
@@ -478,17 +483,8 @@ def _start_echo(root: Path, name: str) -> Server:
             [sys.executable, "-c", code], stdout=log, stderr=subprocess.STDOUT, cwd=root
         )
     server = Server(name, process, f"http://127.0.0.1:{port}", log_path)
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{name} exited with {process.returncode}:\n{log_path.read_text()}")
-        try:
-            httpx.get(f"{server.base_url}/v1/models", timeout=1)
-            return server
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    stop_process(process)
-    raise RuntimeError(f"{name} did not start in {STARTUP_SECONDS} s")
+    wait_until_answering(process, f"{server.base_url}/v1/models", name, log_path, STARTUP_SECONDS)
+    return server
 
 
 def _start_sentinel(

@@ -101,17 +101,32 @@ def start_runtime(
             stderr=subprocess.STDOUT,
         )
     runtime = RuntimeProcess(process, f"http://127.0.0.1:{port}", log_path)
-    deadline = time.monotonic() + STARTUP_SECONDS
+    wait_until_answering(process, f"{runtime.base_url}/health", "runtime", log_path)
+    return runtime
+
+
+def wait_until_answering(
+    process: subprocess.Popen[bytes],
+    url: str,
+    name: str,
+    log_path: Path,
+    seconds: float = STARTUP_SECONDS,
+) -> None:
+    """Return once ``url`` answers; raise, with the process's log, if it exits or takes
+    longer than ``seconds`` (then it is stopped)."""
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"runtime exited with {process.returncode}:\n{runtime.logs()}")
+            log = log_path.read_text(errors="replace")
+            raise RuntimeError(f"{name} exited with {process.returncode}:\n{log}")
         try:
-            httpx.get(f"{runtime.base_url}/health", timeout=1)
-            return runtime
+            httpx.get(url, timeout=1)
+            return
         except httpx.HTTPError:
             time.sleep(0.1)
-    runtime.stop()
-    raise RuntimeError(f"runtime did not start in {STARTUP_SECONDS} s:\n{runtime.logs()}")
+    stop_process(process)
+    log = log_path.read_text(errors="replace")
+    raise RuntimeError(f"{name} did not start in {seconds} s:\n{log}")
 
 
 def openai_client(runtime: RuntimeProcess, api_key: str = "unused") -> openai.OpenAI:
