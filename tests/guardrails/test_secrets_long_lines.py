@@ -22,7 +22,7 @@ from detect_secrets.util.code_snippet import get_code_snippet
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sentinel_runtime.guardrails.scanners import secrets
+from sentinel_runtime.guardrails.scanners import secrets, secrets_gates
 
 PROSE = (
     "The deployment finished and the replicas report a healthy status. "
@@ -180,7 +180,7 @@ WORDS += ["secret", "-", " ", "\t", ":", "x = 1"]
     previous=st.lists(st.sampled_from(COMMENTS + WORDS), max_size=8),
 )
 def test_allowlist_filter_needs_the_pregate_literal(parts: list[str], previous: list[str]) -> None:
-    (literal,) = secrets.FILTER_PREGATES.values()
+    (literal,) = secrets_gates.FILTER_PREGATES.values()
     line, before = " ".join(parts), " ".join(previous)
     context = get_code_snippet([before, line], 2)
     if allowlist.is_line_allowlisted(secrets.VIRTUAL_FILENAME, line, context):
@@ -189,7 +189,7 @@ def test_allowlist_filter_needs_the_pregate_literal(parts: list[str], previous: 
 
 def test_the_filter_pregate_names_a_real_filter() -> None:
     names = {f"{f.__module__}.{f.__qualname__}" for f in get_filters()}
-    assert set(secrets.FILTER_PREGATES) <= names
+    assert set(secrets_gates.FILTER_PREGATES) <= names
 
 
 @pytest.mark.parametrize(
@@ -204,7 +204,7 @@ def test_the_filter_pregate_names_a_real_filter() -> None:
 def test_literal_reach(pattern: str, literals: tuple[str, ...], reach: int | None) -> None:
     regex = re.compile(pattern)
     folded = bool(regex.flags & re.IGNORECASE)  # as the engine's gates: folded when IGNORECASE
-    assert secrets.literal_reach(regex, literals, folded) == reach
+    assert secrets_gates.literal_reach(regex, literals, folded) == reach
 
 
 SHAPES = [
@@ -237,7 +237,13 @@ def test_most_pregated_regexes_get_a_reach() -> None:
     padding=st.integers(0, 3000),
 )
 def test_search_near_literals_agrees_with_a_full_search(
-    gate: secrets.Gate, *, shape: str, cut: int, case: Callable[[str], str], glue: str, padding: int
+    gate: secrets_gates.Gate,
+    *,
+    shape: str,
+    cut: int,
+    case: Callable[[str], str],
+    glue: str,
+    padding: int,
 ) -> None:
     line = long_line(padding) + glue + case(shape[cut:]) + glue + long_line(padding // 2)
     haystack = line.casefold() if gate.folded else line

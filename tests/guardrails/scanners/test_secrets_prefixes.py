@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sentinel_runtime.guardrails.scanners.secrets import builtin_plugins, engine, literal_prefixes
+from sentinel_runtime.guardrails.scanners.secrets import builtin_plugins, engine
+from sentinel_runtime.guardrails.scanners.secrets_gates import literal_prefixes
 
 GATES = [g for g in engine(tuple(sorted(builtin_plugins()))).gates if g.prefixes]
 

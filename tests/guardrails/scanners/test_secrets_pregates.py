@@ -18,12 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sentinel_runtime.guardrails.scanners.secrets import (
-    EAGER_NEEDS,
-    EAGER_SELF_CONTAINED,
-    PREGATES,
     VIRTUAL_FILENAME,
     builtin_plugins,
     engine,
+)
+from sentinel_runtime.guardrails.scanners.secrets_gates import (
+    EAGER_NEEDS,
+    EAGER_SELF_CONTAINED,
+    PREGATES,
 )
 
 MAX_EXAMPLES = 300

@@ -52,6 +52,17 @@ from sentinel_runtime.guardrails.scanners.base import (
     hold_pattern,
     replace_spans,
 )
+from sentinel_runtime.guardrails.scanners.secrets_gates import (
+    EAGER_ADDED,
+    EAGER_NEEDS,
+    EAGER_SELF_CONTAINED,
+    FILTER_PREGATES,
+    PREGATES,
+    Gate,
+    first_known,
+    literal_prefixes,
+    literal_reach,
+)
 
 # No extension: detect-secrets treats the text as FileType.OTHER, as llm-guard's temp file.
 VIRTUAL_FILENAME = "assistant-output"
@@ -59,60 +70,6 @@ VIRTUAL_FILENAME = "assistant-output"
 # for those the whole regex match is redacted, never the three letters alone.
 MIN_SECRET_LENGTH = 8
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-]*")
-
-# Some plugin regexes cost up to 50 microseconds per line (case-insensitive alternations
-# behind lookaheads), others scan every position of the text for a character class.
-# Each regex of these plugins needs, on the line it matches, one of the ``any_of``
-# literals (case-folded for IGNORECASE plugins) and, when given, one of the ``and_any_of``
-# characters; lines without them are not searched.
-# ``test_secrets_pregates`` checks the claim against the real regexes.
-_DIGITS = tuple("0123456789")
-_QUOTES = ("'", '"', "`")
-PREGATES: dict[str, tuple[tuple[str, ...], bool, tuple[str, ...]]] = {
-    # plugin class: (any_of, compare case-folded, and_any_of)
-    "KeywordDetector": (("key", "pass", "pwd", "secret", "contrase"), True, _QUOTES),
-    "CloudantDetector": (("key", "pw", "pass", "token", "cloudant"), True, ()),
-    "IbmCloudIamDetector": (("key", "pwd", "pass", "token"), True, ()),
-    "IbmCosHmacDetector": (("key",), True, ()),
-    "SoftlayerDetector": (("key", "pwd", "pass", "token", "softlayer"), True, ()),
-    "ArtifactoryDetector": (("AKC", "AP"), False, ()),
-    "MailchimpDetector": (("-us",), False, ()),
-    "IPPublicDetector": (_DIGITS, False, (".",)),
-    "AWSKeyDetector": (("a3t", "abia", "acca", "akia", "asia", "aws"), True, ()),
-    "SlackDetector": (("xox", "hooks.slack.com"), True, ()),
-    "StripeDetector": (("k_live_",), False, ()),
-    "Base64HighEntropyString": (_QUOTES[:2], False, ()),
-    "HexHighEntropyString": (_QUOTES[:2], False, ()),
-    # Not _DIGITS: the regex's \d also matches other scripts' digits ("١٢٣٤٥٦٧٨:...").
-    "TelegramBotTokenDetector": ((":",), False, ()),
-    "DiscordBotTokenDetector": ((".",), False, ()),
-}
-
-# What the eager INI pass adds to the key and value it cuts from the text.
-_EAGER_ADDED = frozenset(' ="\\')
-# For these plugins a pregate literal is in most answers (":" and "AP" of "API"), so the eager
-# pass is skipped only when the text lacks a sharper piece every match holds, contiguous and
-# made of nothing the pass adds: the digits and colon of a Telegram token, "AKC" or "AP" and a
-# hex digit of an Artifactory token. ``test_secrets_pregates`` checks them on the regexes.
-EAGER_NEEDS: dict[str, re.Pattern[str]] = {
-    "TelegramBotTokenDetector": re.compile(r"\d:"),
-    "ArtifactoryDetector": re.compile(r"AKC|AP[\dABCDEF]"),
-}
-# Plugins whose regexes hold no anchor, no lookbehind and nothing that matches what the pass
-# adds, while their literals ("." and "gh", "AC" and "SK") are in most answers: a match in
-# one of the pass's lines is a match in the text, so their own regexes say whether it can
-# find anything. ``test_secrets_pregates`` checks it against the real INI pass.
-EAGER_SELF_CONTAINED = frozenset(
-    {"DiscordBotTokenDetector", "GitHubTokenDetector", "TwilioKeyDetector"}
-)
-
-# detect-secrets filters that can reject a line only when this literal is in it or in its
-# code snippet: every allowlist comment says "pragma: allowlist secret". Skipping the
-# filter otherwise saves its dozen regexes over a long line (1.7 ms for 19 KB).
-# ``test_secrets_long_lines`` checks the claim against the real filter.
-FILTER_PREGATES: dict[str, str] = {
-    "detect_secrets.filters.allowlist.is_line_allowlisted": "pragma",
-}
 
 # Not secrets but addresses; the sensitive scanner owns IPs. BasicAuthDetector flags every
 # ``scheme://user:x@host``, placeholders included; the url_credentials family finds the same
@@ -213,128 +170,6 @@ class SecretsParams(ScannerParams):
 
 class _NamedStringIO(io.StringIO):
     name = VIRTUAL_FILENAME
-
-
-# A match attempt from one start costs about what searching this many characters does.
-WINDOW_START_COST = 8
-
-
-def _first_known(verdict: bool | None, regex: re.Pattern[str], line: str) -> bool:
-    return bool(regex.search(line)) if verdict is None else verdict
-
-
-@dataclass(frozen=True)
-class Gate:
-    """One plugin regex and the cheap checks that decide whether it needs to run."""
-
-    regex: re.Pattern[str]
-    plugin: int  # index of the plugin in the engine's list
-    any_of: tuple[str, ...] = ()  # PREGATES: per-line literals
-    folded: bool = False
-    and_any_of: tuple[str, ...] = ()
-    prefixes: tuple[str, ...] = ()  # derived: every match starts with one of these
-    # derived: every match holds one of ``any_of`` at most this far from its start
-    reach: int | None = None
-
-    def search_near_literals(self, line: str, haystack: str) -> bool | None:
-        """Whether the regex matches ``line``, trying only starts within ``reach`` before a
-        literal; None when that would not be cheaper than searching the whole line.
-
-        The pregated regexes cost up to 130 ns per character wherever they start, so one
-        long line holding "key" once cost milliseconds per regex.
-        """
-        if self.reach is None or len(haystack) != len(line):  # casefold grew: offsets moved
-            return None
-        starts: set[int] = set()
-        for literal in self.any_of:
-            at = haystack.find(literal)
-            while at != -1:
-                starts.update(range(max(0, at - self.reach), at + 1))
-                if len(starts) * WINDOW_START_COST > len(line):
-                    return None
-                at = haystack.find(literal, at + 1)
-        # match(line, pos) sees the characters before pos, as search(line) does.
-        return any(self.regex.match(line, start) for start in sorted(starts))
-
-
-def literal_prefixes(pattern: re.Pattern[str]) -> tuple[str, ...]:
-    """Literal strings one of which starts every match of a case-sensitive ``pattern``.
-
-    Empty when none can be read off the pattern (a class, an assertion or IGNORECASE first).
-    Uses the ``re`` module's own parser, so the answer is what ``re`` will match.
-    """
-    if pattern.flags & re.IGNORECASE:
-        return ()
-    try:
-        from re import _constants, _parser  # type: ignore[attr-defined]
-
-        parsed = _parser.parse(pattern.pattern, pattern.flags)
-    except Exception:  # a parser we do not know: no shortcut, just run the regex
-        return ()
-
-    def walk(items: list[tuple[object, object]]) -> tuple[str, ...]:
-        literal: list[str] = []
-        for op, arg in items:
-            if op is _constants.LITERAL:
-                literal.append(chr(arg))  # type: ignore[arg-type]
-                continue
-            if not literal and op is _constants.SUBPATTERN:
-                _group, add_flags, del_flags, sub = arg  # type: ignore[misc]
-                return () if add_flags or del_flags else walk(list(sub))
-            if not literal and op is _constants.BRANCH:
-                branches = [walk(list(branch)) for branch in arg[1]]  # type: ignore[index]
-                return () if not all(branches) else tuple(p for b in branches for p in b)
-            break
-        return ("".join(literal),) if literal else ()
-
-    return walk(list(parsed))
-
-
-def literal_reach(pattern: re.Pattern[str], literals: tuple[str, ...], folded: bool) -> int | None:
-    """The farthest from a match's start that one of ``literals`` begins, in every match.
-
-    None when no bound can be read off ``pattern``: a literal only after an unbounded part,
-    case rules the gate does not share, or a case-folded literal with an "i" (IGNORECASE
-    matches "i" to the dotless i U+0131, which casefold keeps apart, so the literal would
-    not be found where the match holds it). Uses the ``re`` module's own parser.
-    """
-    if bool(pattern.flags & re.IGNORECASE) != folded:
-        return None
-    if folded and any("i" in lit for lit in literals):
-        return None
-    try:
-        from re import _constants, _parser  # type: ignore[attr-defined]
-
-        parsed = _parser.parse(pattern.pattern, pattern.flags)
-    except Exception:  # a parser we do not know: no shortcut, just run the regex
-        return None
-
-    def leads(items: list[tuple[object, object]], text: str) -> bool:
-        """Whether every match of ``items``, after ``text``, begins with a literal."""
-        for op, arg in items:
-            if op is _constants.LITERAL:
-                text += chr(arg)  # type: ignore[arg-type]
-                continue
-            if op is _constants.SUBPATTERN:
-                _group, add_flags, del_flags, sub = arg  # type: ignore[misc]
-                return not add_flags and not del_flags and leads([*sub, *items[1:]], text)
-            if op is _constants.BRANCH:
-                rest = items[items.index((op, arg)) + 1 :]
-                return all(leads([*branch, *rest], text) for branch in arg[1])  # type: ignore[index]
-            break
-        haystack = text.casefold() if folded else text
-        return any(haystack.startswith(lit) for lit in literals)
-
-    items = list(parsed)
-    offset = 0
-    for index, item in enumerate(items):
-        if leads(items[index:], ""):
-            return offset
-        width = _parser.SubPattern(parsed.state, [item]).getwidth()[1]
-        if width >= _constants.MAXREPEAT:
-            return None
-        offset += width
-    return None
 
 
 @dataclass(frozen=True)
@@ -508,7 +343,7 @@ class _DetectSecretsEngine:
                     gate.plugin not in hits.get(number, ())
                     and any(lit in haystack for lit in gate.any_of)
                     and (not gate.and_any_of or any(c in line for c in gate.and_any_of))
-                    and _first_known(gate.search_near_literals(line, haystack), gate.regex, line)
+                    and first_known(gate.search_near_literals(line, haystack), gate.regex, line)
                 ):
                     hits.setdefault(number, set()).add(gate.plugin)
         return hits
@@ -566,7 +401,7 @@ class _DetectSecretsEngine:
                     return True
                 continue
             literals = gate.any_of or gate.prefixes
-            if not literals or any(set(lit) <= _EAGER_ADDED for lit in literals):
+            if not literals or any(set(lit) <= EAGER_ADDED for lit in literals):
                 return True
             if gate.folded and folded is None:
                 folded = text.casefold()
