@@ -112,7 +112,15 @@ def platform_operator(chart_rbac: ChartRBAC) -> Iterator[int]:
     yield metrics_port
     stop_operator(process)
     log = (chart_rbac.directory / "operator.log").read_text(encoding="utf-8", errors="replace")
-    assert "Forbidden" not in log, log[-3000:]  # the chart's RBAC was enough for everything
+    # The chart's RBAC was enough for everything. An Event refused because its namespace was
+    # being deleted (a test's namespace going away under a running operator) is a 403 too,
+    # but not one of permissions.
+    refused = [
+        line
+        for line in log.splitlines()
+        if "Forbidden" in line and "NamespaceTerminating" not in line
+    ]
+    assert not refused, "\n".join(refused[-5:])
 
 
 @pytest.fixture
