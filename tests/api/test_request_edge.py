@@ -16,6 +16,7 @@ import pytest
 
 from sentinel_runtime.answer import chat
 from sentinel_runtime.api.app import create_app
+from support.fake_llm import FakeLLM
 from support.inprocess import DEFAULTS, AppRuntime, app_runtime, served_app
 
 LONE_SURROGATE = "\\ud800"  # as JSON writes it: one half of a UTF-16 pair, alone
@@ -121,6 +122,30 @@ def test_broken_json_is_a_400_without_a_field(runtime: AppRuntime) -> None:
     error = error_of(response)
     assert error["param"] is None and error["code"] == "json_invalid"
     assert error["message"].startswith("the request body is not valid JSON")
+
+
+@pytest.mark.parametrize(
+    ("path", "raw", "where"),
+    [
+        ("/v1/chat/completions", '{"messages":%s,"logit_bias":{"7":NaN}}', "logit_bias.7"),
+        ("/v1/chat/completions", '{"messages":%s,"temperature":-Infinity}', "temperature"),
+        ("/v1/chat/completions", '{"messages":%s,"x":[1,{"y":1e999}]}', "x.1.y"),
+        ("/v1/completions", '{"prompt":"hi","top_p":NaN,"m":%s}', "top_p"),
+        ("/v1/embeddings", '{"input":"hi","dimensions":Infinity,"m":%s}', "dimensions"),
+    ],
+)
+def test_nan_or_infinity_anywhere_is_a_400_and_never_reaches_the_upstream(
+    path: str, raw: str, where: str
+) -> None:
+    fake = FakeLLM().start()
+    try:
+        with app_runtime({"LLM_INFERENCE_URL": f"{fake.base_url}/chat/completions"}) as served:
+            response = post_raw(served, path, raw % json.dumps(QUESTION))
+    finally:
+        fake.stop()
+    assert response.status_code == 400, response.text
+    assert error_of(response)["message"].startswith(f"body: {where}: NaN and Infinity")
+    assert fake.requests == []
 
 
 @pytest.mark.parametrize(

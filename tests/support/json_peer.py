@@ -35,7 +35,8 @@ class JsonPeer:
     status: int = 200
     delay: float = 0.0
     raw_body: bytes | None = None
-    requests: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)  # the POSTs
+    gets: list[str] = field(default_factory=list)  # the paths of the GETs
     server: ThreadingHTTPServer | None = None
     disconnects: list[Disconnect] = field(default_factory=list)
     streams_done: int = 0  # streams written to their end
@@ -60,6 +61,8 @@ class JsonPeer:
     def _reply(
         self, method: str, path: str, headers: dict[str, str], payload: Any
     ) -> tuple[int, bytes | Iterable[tuple[float, bytes]]]:
+        if method == "GET":
+            self.gets.append(path)
         if method == "POST":
             self.requests.append({"path": path, "headers": headers, "json": payload})
             if self.delay:

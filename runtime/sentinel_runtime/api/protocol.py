@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from sentinel_runtime.index.manager import check_name
@@ -16,6 +24,37 @@ MAX_GOAL_CHARS = 10_000
 # Every index name a request carries (body field, query or path parameter) is checked by
 # the index manager's own rule, so a name the store would refuse is a 400 at the edge.
 IndexName = Annotated[str, AfterValidator(check_name)]
+
+
+def non_finite_number(value: Any, where: str = "") -> str | None:
+    """Where in a parsed JSON value a NaN or an infinity sits (``None``: nowhere)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "body"
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = non_finite_number(item, f"{where}.{key}" if where else str(key))
+        if found:
+            return found
+    return None
+
+
+class ForwardedBody(BaseModel):
+    """A body whose fields reach the model server as JSON. Python's parser accepts NaN and
+    Infinity, which JSON has not (RFC 8259), so the upstream request could not be written:
+    a 400 naming the field, for known and unknown fields alike."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _finite_numbers(cls, data: Any) -> Any:
+        where = non_finite_number(data)
+        if where:
+            raise ValueError(f"{where}: NaN and Infinity are not JSON numbers")
+        return data
 
 
 class ChatMessage(BaseModel):
@@ -43,7 +82,7 @@ class StreamOptions(BaseModel):
     include_usage: bool = False
 
 
-class ChatCompletionRequest(BaseModel):
+class ChatCompletionRequest(ForwardedBody):
     """OpenAI's request body. The parameters below are checked here (type and range) and
     honoured; unknown fields pass to the upstream model server unchanged in a plain chat
     (a RAG turn passes only the sampling parameters). Parameters whose result could carry
@@ -116,7 +155,7 @@ def _refuse_token_arrays(value: Any, field: str) -> Any:
     return value
 
 
-class CompletionRequest(BaseModel):
+class CompletionRequest(ForwardedBody):
     """OpenAI's legacy ``/v1/completions`` body. The prompt becomes one user message of a chat
     turn (the same guarded pipeline), so the sampling parameters are checked as in
     :class:`ChatCompletionRequest`. Only one text prompt is served: a list of several prompts
@@ -205,7 +244,7 @@ class CompletionRequest(BaseModel):
 MAX_EMBEDDING_INPUTS = 2048  # OpenAI's limit on one request's inputs
 
 
-class EmbeddingRequest(BaseModel):
+class EmbeddingRequest(ForwardedBody):
     """OpenAI's ``/v1/embeddings`` body, embedded by the runtime's own embedder (the one its
     indexes use, whatever ``model`` says). Token arrays are refused (``input``);
     ``dimensions`` is accepted only when it equals the embedder's; ``user`` and unknown

@@ -17,9 +17,9 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
+import aiohttp
 
-from sentinel_runtime.llm import calls, structured_output
+from sentinel_runtime.llm import calls, http_client, structured_output
 from sentinel_runtime.llm.messages import message_text
 from sentinel_runtime.llm.streams import DeltaStream
 from sentinel_runtime.observability import events, metrics
@@ -56,12 +56,10 @@ class UpstreamGenerator:
         self.default_model = model
         self._structured = structured_output.Preference()
         headers = {"Authorization": f"Bearer {access_secret}"} if access_secret else {}
-        self._client = httpx.AsyncClient(
-            headers=headers, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0))
-        )
+        self._http = http_client.Sessions(headers=headers, timeout=timeout)
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        await self._http.aclose()
 
     def _payload(self, body: dict[str, Any], *, stream: bool) -> dict[str, Any]:
         """The body sent upstream: ``LLM_MODEL``, when set, pins the model."""
@@ -159,26 +157,20 @@ class UpstreamGenerator:
 
     async def _request(self, method: str, url: str, payload: dict[str, Any] | None) -> Any:
         try:
-            response = await self._client.request(method, url, json=payload)
-        except httpx.TimeoutException as exc:
+            status, content = await self._http.fetch(method, url, payload)
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise self._fail(*_transport_error(exc)) from exc
+        if status >= 400:
+            excerpt = content.decode("utf-8", "replace")[:EXCERPT_CHARS]
             raise self._fail(
-                504, "timeout", f"LLM upstream timed out ({type(exc).__name__})"
-            ) from exc
-        except httpx.HTTPError as exc:
-            raise self._fail(
-                502, "unreachable", f"LLM upstream unreachable: {type(exc).__name__}"
-            ) from exc
-        if response.status_code >= 400:
-            excerpt = response.text[:EXCERPT_CHARS]
-            raise self._fail(
-                relayed_status(response.status_code),
+                relayed_status(status),
                 "http_status",
-                f"LLM upstream answered HTTP {response.status_code}: {excerpt}",
-                upstream_status=response.status_code,
+                f"LLM upstream answered HTTP {status}: {excerpt}",
+                upstream_status=status,
             )
         try:
-            return response.json()
-        except json.JSONDecodeError as exc:
+            return json.loads(content)
+        except ValueError as exc:  # not JSON, or bytes in no Unicode encoding
             raise self._fail(502, "bad_response", "LLM upstream returned invalid JSON") from exc
 
     def _fail(
@@ -207,8 +199,9 @@ def _reply(choice: dict[str, Any]) -> calls.Reply:
     return calls.Reply(message_text(choice.get("message") or {}), str(reason) if reason else None)
 
 
-def _transport_error(exc: httpx.HTTPError) -> tuple[int, str, str]:
-    if isinstance(exc, httpx.TimeoutException):
+def _transport_error(exc: TimeoutError | aiohttp.ClientError) -> tuple[int, str, str]:
+    # aiohttp's connect and read timeouts are ClientErrors and TimeoutErrors both.
+    if isinstance(exc, TimeoutError):
         return 504, "timeout", f"LLM upstream timed out ({type(exc).__name__})"
     return 502, "unreachable", f"LLM upstream unreachable: {type(exc).__name__}"
 
@@ -228,7 +221,7 @@ class UpstreamStream:
     def __init__(self, generator: UpstreamGenerator, payload: dict[str, Any]) -> None:
         self._generator = generator
         self._payload = payload
-        self._response: httpx.Response | None = None
+        self._response: aiohttp.ClientResponse | None = None
         self._reads: AsyncIterator[bytes] | None = None
         self._events = _EventParser()
         self.finish_reason: str | None = None
@@ -240,24 +233,22 @@ class UpstreamStream:
 
     async def start(self) -> None:
         generator = self._generator
-        client = generator._client
-        request = client.build_request("POST", generator.chat_url, json=self._payload)
         try:
-            self._response = await client.send(request, stream=True)
-        except httpx.HTTPError as exc:
+            self._response = await generator._http.open("POST", generator.chat_url, self._payload)
+        except (TimeoutError, aiohttp.ClientError) as exc:
             raise self._fail(*_transport_error(exc)) from exc
         response = self._response
-        if response.status_code >= 400:
+        if response.status >= 400:
             try:
-                excerpt = (await response.aread())[:EXCERPT_CHARS].decode("utf-8", "replace")
-            except httpx.HTTPError:
+                excerpt = (await response.read())[:EXCERPT_CHARS].decode("utf-8", "replace")
+            except (TimeoutError, aiohttp.ClientError):
                 excerpt = ""
             await self.aclose()
             raise self._fail(
-                relayed_status(response.status_code),
+                relayed_status(response.status),
                 "http_status",
-                f"LLM upstream answered HTTP {response.status_code}: {excerpt}",
-                upstream_status=response.status_code,
+                f"LLM upstream answered HTTP {response.status}: {excerpt}",
+                upstream_status=response.status,
             )
         kind = response.headers.get("content-type", "")
         if not kind.startswith("text/event-stream"):
@@ -267,7 +258,7 @@ class UpstreamStream:
                 "bad_response",
                 f"LLM upstream did not stream (Content-Type {kind[:EXCERPT_CHARS]!r})",
             )
-        self._reads = response.aiter_bytes()
+        self._reads = response.content.iter_any()
         try:
             while not self._seen_event and not self.done:
                 self._pending += await self._read()
@@ -295,7 +286,7 @@ class UpstreamStream:
             read = await anext(self._reads)
         except StopAsyncIteration:
             events, ended = self._parse(None), True
-        except httpx.HTTPError as exc:
+        except (TimeoutError, aiohttp.ClientError) as exc:
             raise self._fail(*_transport_error(exc)) from exc
         else:
             events, ended = self._parse(read), False
@@ -374,7 +365,9 @@ class UpstreamStream:
         self.done = True
         response, self._response = self._response, None
         if response is not None:
-            await response.aclose()
+            # A response read to its end has already given its connection back to the pool;
+            # one still streaming loses it, so the upstream stops generating.
+            response.close()
 
     def _fail(
         self, status: int, reason: str, detail: str, *, upstream_status: int | None = None

@@ -1,0 +1,76 @@
+"""The HTTP connections to the LLM upstream: one aiohttp session per event loop.
+
+aiohttp rather than httpx because every answer makes at least one upstream call: on this
+machine a keep-alive POST costs httpx (httpcore, anyio) 0.42 ms of CPU at one connection and
+0.96 ms at 32, aiohttp 0.11 ms and 0.07 ms, since httpcore checks the expiry of every pooled
+connection on each request (docs/benchmarks.md, "The upstream client").
+
+What the httpx client did is kept: the same JSON body bytes, TLS verified against the same
+CA bundle (``httpx.create_ssl_context``: ``SSL_CERT_FILE``/``SSL_CERT_DIR``, else certifi's),
+proxies from the environment, 100 connections, and the timeout for connecting (at most 10 s),
+for a free connection and between reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+import httpx
+
+MAX_CONNECTIONS = 100
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+def encode_json(payload: Any) -> bytes:
+    """Compact UTF-8 JSON; NaN and infinities are refused (``ValueError``), as JSON has none."""
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.encode("utf-8")
+
+
+class Sessions:
+    """An aiohttp session opened on first use in the running event loop (a session belongs to
+    one loop; the runtime has one, tests start several)."""
+
+    def __init__(self, *, headers: dict[str, str], timeout: float) -> None:
+        self._headers = headers
+        self._timeout = aiohttp.ClientTimeout(
+            total=None, connect=timeout, sock_connect=min(timeout, 10.0), sock_read=timeout
+        )
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._loop is not loop:
+            connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, ssl=httpx.create_ssl_context())
+            self._session = aiohttp.ClientSession(
+                headers=self._headers, timeout=self._timeout, connector=connector, trust_env=True
+            )
+            self._loop = loop
+        return self._session
+
+    async def open(
+        self, method: str, url: str, payload: dict[str, Any] | None
+    ) -> aiohttp.ClientResponse:
+        """The response once its headers are in; the caller reads the body and closes it."""
+        if payload is None:
+            return await self.session().request(method, url)
+        return await self.session().request(
+            method, url, data=encode_json(payload), headers=JSON_HEADERS
+        )
+
+    async def fetch(
+        self, method: str, url: str, payload: dict[str, Any] | None
+    ) -> tuple[int, bytes]:
+        """Status and whole body of one request."""
+        response = await self.open(method, url, payload)
+        async with response:
+            return response.status, await response.read()
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None and not session.closed:
+            await session.close()
