@@ -9,7 +9,8 @@ from fastapi import Depends, Request
 from sentinel_runtime.answer.services import Services
 
 
-def _services(request: Request) -> Services:
+async def _services(request: Request) -> Services:
+    # async: FastAPI runs a plain ``def`` dependency in a worker thread, a hop per request.
     return request.app.state.services
 
 
