@@ -60,6 +60,12 @@ class Store(Protocol):
     @property
     def chunk_count(self) -> int: ...
 
+    @property
+    def in_process(self) -> bool:
+        """Whether a search is work in this process alone, with no network call (the
+        pipeline may then run a short one on its event loop)."""
+        ...
+
     def add(self, documents: Sequence[Document]) -> list[Document]:
         """Index ``documents``; an empty doc_id gets a uuid4 hex, an existing one is
         replaced (keeping its listing position). Bad input changes nothing."""

@@ -23,7 +23,7 @@ import numpy as np
 from sentinel_runtime.index import analysis, base, chunking, filters, memory, persistence
 from sentinel_runtime.index.bm25 import BM25
 from sentinel_runtime.index.dense import DenseIndex
-from sentinel_runtime.index.embedders import Embedder
+from sentinel_runtime.index.embedders import Embedder, RemoteEmbedder
 from sentinel_runtime.index.types import Chunk, Document, Hit, SearchFilter
 
 RRF_K = base.RRF_K
@@ -78,6 +78,12 @@ class IndexStore:
     @property
     def chunk_count(self) -> int:
         return len(self._chunks)
+
+    @property
+    def in_process(self) -> bool:
+        """Whether a search is work in this process alone: true unless embedding the query
+        is a call to an embeddings service."""
+        return not isinstance(self.embedder, RemoteEmbedder)
 
     # -- writing ---------------------------------------------------------------------------
 

@@ -123,6 +123,11 @@ class MilvusStore:
     def chunk_count(self) -> int:
         return self._count("")
 
+    @property
+    def in_process(self) -> bool:
+        """Never: every search is a call to Milvus."""
+        return False
+
     # -- documents -------------------------------------------------------------------------
 
     def _current(self, doc_ids: Iterable[str]) -> dict[str, _Head]:
