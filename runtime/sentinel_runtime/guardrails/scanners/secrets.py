@@ -53,11 +53,9 @@ from sentinel_runtime.guardrails.scanners.base import (
     replace_spans,
 )
 from sentinel_runtime.guardrails.scanners.secrets_gates import (
-    EAGER_ADDED,
-    EAGER_NEEDS,
-    EAGER_SELF_CONTAINED,
     FILTER_PREGATES,
     PREGATES,
+    EagerTriggers,
     Gate,
     first_known,
     literal_prefixes,
@@ -303,6 +301,8 @@ class _DetectSecretsEngine:
                 reach = literal_reach(regex, any_of, folded) if any_of else None
                 gates.append(Gate(regex, index, any_of, folded, and_any_of, prefixes, reach))
         self.gates = tuple(gates)
+        names = [type(plugin).__name__ for plugin in self.plugins]
+        self.eager_triggers = EagerTriggers.of(self.gates, names)
         self.open_ends = tuple(_open_end(gate.regex) for gate in self.gates)
         self.reads_whole_ini = sorted(_QUOTING_PLUGINS & set(plugin_names))
 
@@ -386,29 +386,7 @@ class _DetectSecretsEngine:
         interpolation (``%(name)s``) joins values. Most answers hold no such literal, and the
         pass costs an INI parse of the whole answer.
         """
-        if "%(" in text:
-            return True
-        folded: str | None = None
-        for gate in self.gates:
-            name = type(self.plugins[gate.plugin]).__name__
-            if name in EAGER_SELF_CONTAINED:
-                if gate.regex.search(text):
-                    return True
-                continue
-            need = EAGER_NEEDS.get(name)
-            if need is not None:
-                if need.search(text):
-                    return True
-                continue
-            literals = gate.any_of or gate.prefixes
-            if not literals or any(set(lit) <= EAGER_ADDED for lit in literals):
-                return True
-            if gate.folded and folded is None:
-                folded = text.casefold()
-            haystack = folded if gate.folded else text
-            if any(lit in haystack for lit in literals):
-                return True
-        return False
+        return self.eager_triggers.can_find(text)
 
     def _line_passes(self, text: str) -> Iterator[list[str]]:
         """The line lists detect-secrets' file scan would check, in its order."""

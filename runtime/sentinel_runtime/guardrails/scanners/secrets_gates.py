@@ -77,6 +77,61 @@ def first_known(verdict: bool | None, regex: re.Pattern[str], line: str) -> bool
 
 
 @dataclass(frozen=True)
+class EagerTriggers:
+    """What in a text lets the eager INI pass find something the line pass did not: the
+    engine's ``_eager_pass_can_find``, decided once per engine instead of per gate and text.
+
+    ``always``: a gate with no literal, or one made of what the pass adds; otherwise the
+    text must hold a gate literal (``literals`` in the text, ``folded`` in its casefold), an
+    ``EAGER_NEEDS`` piece or a match of an ``EAGER_SELF_CONTAINED`` plugin's own regex, or
+    interpolation (``%(``), which joins values.
+    """
+
+    always: bool
+    literals: re.Pattern[str] | None
+    folded: re.Pattern[str] | None
+    regexes: tuple[re.Pattern[str], ...]
+
+    @classmethod
+    def of(cls, gates: tuple[Gate, ...], plugin_names: list[str]) -> EagerTriggers:
+        always = False
+        plain: set[str] = set()
+        folded: set[str] = set()
+        regexes: list[re.Pattern[str]] = []
+        for gate in gates:
+            name = plugin_names[gate.plugin]
+            if name in EAGER_SELF_CONTAINED:
+                regexes.append(gate.regex)
+                continue
+            need = EAGER_NEEDS.get(name)
+            if need is not None:
+                if need not in regexes:
+                    regexes.append(need)
+                continue
+            literals = gate.any_of or gate.prefixes
+            if not literals or any(set(lit) <= EAGER_ADDED for lit in literals):
+                always = True
+            (folded if gate.folded else plain).update(literals)
+        return cls(always, _alternation(plain), _alternation(folded), tuple(regexes))
+
+    def can_find(self, text: str) -> bool:
+        if self.always or "%(" in text:
+            return True
+        if self.literals is not None and self.literals.search(text):
+            return True
+        if self.folded is not None and self.folded.search(text.casefold()):
+            return True
+        return any(pattern.search(text) for pattern in self.regexes)
+
+
+def _alternation(literals: set[str]) -> re.Pattern[str] | None:
+    """One search for any of ``literals`` (``None`` for none)."""
+    if not literals:
+        return None
+    return re.compile("|".join(re.escape(lit) for lit in sorted(literals, key=len, reverse=True)))
+
+
+@dataclass(frozen=True)
 class Gate:
     """One plugin regex and the cheap checks that decide whether it needs to run."""
 
