@@ -46,11 +46,12 @@ class AuditLog:
             self._recent.extend(_read_tail(self.path, memory_limit))
 
     def append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, separators=(",", ":"), ensure_ascii=False, default=str)
         with self._lock:
             self._recent.append(record)
-            if self.path is None:
-                return
+        if self.path is None:
+            return
+        line = json.dumps(record, separators=(",", ":"), ensure_ascii=False, default=str)
+        with self._lock:
             try:
                 if self.path.exists() and self.path.stat().st_size > self.max_bytes:
                     os.replace(self.path, self.path.with_name(FILE_NAME + ".1"))

@@ -57,6 +57,7 @@ from sentinel_runtime.guardrails.scanners.secrets_gates import (
     PREGATES,
     EagerTriggers,
     Gate,
+    GateLiterals,
     first_known,
     literal_prefixes,
     literal_reach,
@@ -301,6 +302,7 @@ class _DetectSecretsEngine:
                 reach = literal_reach(regex, any_of, folded) if any_of else None
                 gates.append(Gate(regex, index, any_of, folded, and_any_of, prefixes, reach))
         self.gates = tuple(gates)
+        self.gate_literals = GateLiterals(self.gates)
         names = [type(plugin).__name__ for plugin in self.plugins]
         self.eager_triggers = EagerTriggers.of(self.gates, names)
         self.open_ends = tuple(_open_end(gate.regex) for gate in self.gates)
@@ -325,10 +327,8 @@ class _DetectSecretsEngine:
             starts.append(starts[-1] + len(line) + 1)
         folded_lines: list[str] | None = None
         hits: dict[int, set[int]] = {}
-        for gate in self.gates:
+        for gate in (self.gates[index] for index in self.gate_literals.possible(joined)):
             if not gate.any_of:
-                if gate.prefixes and not any(p in joined for p in gate.prefixes):
-                    continue
                 for m in gate.regex.finditer(joined):
                     first = bisect.bisect_right(starts, m.start())
                     last = bisect.bisect_right(starts, max(m.start(), m.end() - 1))

@@ -76,6 +76,46 @@ def first_known(verdict: bool | None, regex: re.Pattern[str], line: str) -> bool
     return bool(regex.search(line)) if verdict is None else verdict
 
 
+class GateLiterals:
+    """Which gates can match a text, from one substring check per distinct literal.
+
+    A gate with ``any_of`` can pass on a line only if one of them (case-folded for a folded
+    gate) is in that line, so in the text; one with ``prefixes`` only if a prefix is in the
+    text; a gate with neither always runs. Many gates share literals (``key``, ``:``), so
+    checking each once instead of per gate saves most of the scanner's cost on a short
+    answer, with the same gates left to run.
+    """
+
+    def __init__(self, gates: tuple[Gate, ...]) -> None:
+        plain: dict[str, list[int]] = {}
+        folded: dict[str, list[int]] = {}
+        always: list[int] = []
+        for index, gate in enumerate(gates):
+            literals = gate.any_of or gate.prefixes
+            if not literals:
+                always.append(index)
+                continue
+            table = folded if gate.any_of and gate.folded else plain
+            for literal in literals:
+                table.setdefault(literal, []).append(index)
+        self._always = tuple(always)
+        self._plain = tuple((literal, tuple(found)) for literal, found in plain.items())
+        self._folded = tuple((literal, tuple(found)) for literal, found in folded.items())
+
+    def possible(self, text: str) -> list[int]:
+        """Indexes of the gates that may match ``text``, in gate order."""
+        chosen = set(self._always)
+        for literal, gates in self._plain:
+            if literal in text:
+                chosen.update(gates)
+        if self._folded:
+            casefolded = text.casefold()
+            for literal, gates in self._folded:
+                if literal in casefolded:
+                    chosen.update(gates)
+        return sorted(chosen)
+
+
 @dataclass(frozen=True)
 class EagerTriggers:
     """What in a text lets the eager INI pass find something the line pass did not: the
