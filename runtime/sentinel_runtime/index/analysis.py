@@ -143,14 +143,20 @@ def terms(text: str) -> frozenset[str]:
     """Content terms of ``text``: lower-cased, ``TERM_STOPWORDS`` dropped, lightly stemmed.
 
     Cached: the same chunk is read by relevance, clustering and conflict detection in one
-    request, and popular chunks come back request after request."""
-    out = set()
-    for raw in _TERM_WORD.findall(text.lower()):
-        word = raw.strip("'-")
-        if (len(word) < 2 and not word.isdigit()) or word in TERM_STOPWORDS:
-            continue
-        out.add(stem(word))
-    return frozenset(out)
+    request, and popular chunks come back request after request. A text's first reading
+    looks each distinct word up once (``_term``): words recur across texts far more than
+    texts recur."""
+    words = set(_TERM_WORD.findall(text.lower()))
+    return frozenset(term for term in map(_term, words) if term is not None)
+
+
+@functools.lru_cache(maxsize=65536)
+def _term(raw: str) -> str | None:
+    """The term a matched word stands for, or None for a stopword or a stray letter."""
+    word = raw.strip("'-")
+    if (len(word) < 2 and not word.isdigit()) or word in TERM_STOPWORDS:
+        return None
+    return stem(word)
 
 
 def coverage(query_terms: AbstractSet[str], text_terms: AbstractSet[str]) -> float:

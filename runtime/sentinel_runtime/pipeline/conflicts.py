@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -159,6 +160,11 @@ def _facts(text: str) -> tuple[tuple[str, dict[str, set[str]], set[str]], ...]:
 def _claims(hits: Sequence[Hit], query_terms: set[str]) -> list[_Claim]:
     claims = []
     for hit in hits:
+        # A claim's coverage counts the query's terms in its sentence, and a sentence's
+        # terms are some of its chunk's: a chunk covering too little of the query has no
+        # claim, and its sentences need not be read (a new chunk's costliest part here).
+        if analysis.coverage(query_terms, analysis.terms(hit.chunk.text)) < QUERY_COVERAGE:
+            continue
         for sentence, counted, named in _facts(hit.chunk.text):
             found = {v for vs in counted.values() for v in vs} | named
             # A name the query contains ("Apopka") is the topic, not an answer.
@@ -212,6 +218,47 @@ class Cluster:
     claim: tuple[str, ...]  # terms the query lacks, carried by >= MIN_CLUSTER members
 
 
+class _Relatedness:
+    """Whether two echoing passages are related (see :func:`find_clusters`), each pair
+    judged once, and a passage's numbers read only when a pair of it is judged."""
+
+    def __init__(
+        self, echo: Sequence[tuple[str, set[str]]], texts: Sequence[str], query_values: set[str]
+    ) -> None:
+        self.echo, self.texts, self.query_values = echo, texts, query_values
+        self._counts: dict[int, dict[str, tuple[str, set[str]]]] = {}
+        self._pairs: dict[tuple[int, int], bool] = {}
+
+    def __call__(self, a: int, b: int) -> bool:
+        pair = (a, b)
+        if pair not in self._pairs:
+            self._pairs[pair] = self._judge(a, b)
+        return self._pairs[pair]
+
+    def _judge(self, a: int, b: int) -> bool:
+        # One campaign pushes one claim: passages counting the same thing differently
+        # ("4 seasons" / "5 seasons") are on opposite sides, not in one cluster.
+        return PARAPHRASE_MIN <= _jaccard(self.echo[a][1], self.echo[b][1]) < COPY_MIN and not (
+            _slot_disagreement(self._counted(a), self._counted(b), self.query_values)
+        )
+
+    def _counted(self, index: int) -> dict[str, tuple[str, set[str]]]:
+        if index not in self._counts:
+            self._counts[index] = _by_stem(numbers(self.texts[index]))
+        return self._counts[index]
+
+
+def _carriers(echo: Sequence[tuple[str, set[str]]], query_terms: set[str]) -> list[list[int]]:
+    """For each term the query lacks and at least MIN_CLUSTER passages carry, those
+    passages (in order): a term fewer carry cannot found a group."""
+    carried = Counter(term for _, found in echo for term in found - query_terms)
+    return [
+        [index for index, (_, found) in enumerate(echo) if term in found]
+        for term, count in carried.items()
+        if count >= MIN_CLUSTER
+    ]
+
+
 def find_clusters(hits: Sequence[Hit], query: str) -> tuple[Cluster, ...]:
     """Groups of >= MIN_CLUSTER passages from distinct documents pushing one claim.
 
@@ -227,7 +274,7 @@ def find_clusters(hits: Sequence[Hit], query: str) -> tuple[Cluster, ...]:
         return ()
     query_values = values(query) | query_terms
     echo: list[tuple[str, set[str]]] = []
-    counts: list[dict[str, tuple[str, set[str]]]] = []
+    texts: list[str] = []
     seen_docs: set[str] = set()
     for hit in hits:
         found = analysis.terms(hit.chunk.text)
@@ -235,23 +282,12 @@ def find_clusters(hits: Sequence[Hit], query: str) -> tuple[Cluster, ...]:
             continue
         seen_docs.add(hit.chunk.doc_id)
         echo.append((hit.chunk.chunk_id, found))
-        counts.append(_by_stem(numbers(hit.chunk.text)))
+        texts.append(hit.chunk.text)
     if len(echo) < MIN_CLUSTER:
         return ()
-    carriers: dict[str, list[int]] = {}
-    for index, (_, found) in enumerate(echo):
-        for term in found - query_terms:
-            carriers.setdefault(term, []).append(index)
-
-    def related(a: int, b: int) -> bool:
-        # One campaign pushes one claim: passages counting the same thing differently
-        # ("4 seasons" / "5 seasons") are on opposite sides, not in one cluster.
-        return PARAPHRASE_MIN <= _jaccard(echo[a][1], echo[b][1]) < COPY_MIN and not (
-            _slot_disagreement(counts[a], counts[b], query_values)
-        )
-
+    related = _Relatedness(echo, texts, query_values)
     groups: set[tuple[int, ...]] = set()
-    for members in carriers.values():
+    for members in _carriers(echo, query_terms):
         chosen: list[int] = []
         for index in members:
             if all(related(index, m) for m in chosen):

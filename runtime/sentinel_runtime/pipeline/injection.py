@@ -30,13 +30,16 @@ The patterns live in ``injection_lexicon``. The judge runs on every retrieved ch
 every request, so it does no work it can prove useless: a sentence without any word the
 cue patterns need is not searched with them (``injection_lexicon.Hints``), and what only
 a request inside the document needs (the document's terms, how many of its sentences are
-imperatives) is computed when the first request is found.
+imperatives) is computed when the first request is found. A text is read once (cached
+per text, ``_read``): only whether a request in it shares terms with the query waits for
+the query, so a chunk retrieved again for another question costs a set intersection.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import functools
 import itertools
 import unicodedata
@@ -250,10 +253,9 @@ class _Document:
     asked to be used, and never need their terms or their share of imperatives.
     """
 
-    def __init__(self, units: list[_Unit], visible: str, query: str) -> None:
+    def __init__(self, units: list[_Unit], visible: str) -> None:
         self.units = units
         self._visible = visible
-        self._query = query
 
     @functools.cached_property
     def unit_terms(self) -> list[AbstractSet[str]]:
@@ -265,10 +267,6 @@ class _Document:
         pairs = zip(self.units, self.unit_terms, strict=True)
         # A code line's terms are counted with its block.
         return Counter(itertools.chain.from_iterable(t for u, t in pairs if u.kind != "codeline"))
-
-    @functools.cached_property
-    def query_terms(self) -> AbstractSet[str]:
-        return _topic(self._query)
 
     @functools.cached_property
     def tabular(self) -> bool:
@@ -293,19 +291,45 @@ class _Document:
         return others >= max(1.0, _INSTRUCTIONAL_SHARE * (self._prose - 1))
 
 
-def _task_switch(index: int, document: _Document) -> float:
-    """A request unrelated to the rest of the ``document`` and to the query."""
+@dataclass(frozen=True)
+class _Switch:
+    """A request in a document, scored as a task switch unless it is related: when more
+    than a quarter of its terms are also elsewhere in the document or in the query. Only
+    the query's part is left to judge when a question comes."""
+
+    own: int  # the request's terms
+    related: int  # how many of them the rest of the document holds
+    lonely: frozenset[str]  # the others: related if the query holds them
+    score: float  # the score when unrelated
+
+    def given(self, query_terms: AbstractSet[str]) -> float:
+        related = self.related + len(self.lonely & query_terms)
+        return 0.0 if related / self.own > 0.25 else self.score
+
+
+def _task_switch(index: int, document: _Document) -> _Switch | None:
+    """A request unrelated to the rest of the ``document`` (and to the query, which
+    ``_Switch.given`` checks); None when it scores nothing whatever the query."""
     unit = document.units[index]
     kind = _request_kind(unit.text) if unit.kind == "prose" else None
     if kind is None or not 3 <= len(unit.text.split()) <= 60:
-        return 0.0
+        return None
     own = document.unit_terms[index]
     if len(own) < 2:
-        return 0.0
+        return None
     counted = document.terms
-    related = sum(1 for t in own if counted[t] > 1 or t in document.query_terms)
+    lonely = frozenset(t for t in own if counted[t] <= 1)
+    related = len(own) - len(lonely)
     if related / len(own) > 0.25:
-        return 0.0
+        return None  # related to the document, whatever the query holds
+    score = _unrelated_score(index, document, kind, own)
+    return _Switch(len(own), related, lonely, score) if score else None
+
+
+def _unrelated_score(index: int, document: _Document, kind: str, own: AbstractSet[str]) -> float:
+    """The task-switch score of a request related neither to its document nor the query."""
+    unit = document.units[index]
+    counted = document.terms
     around = len(counted) - sum(1 for t in own if counted[t] == 1)
     bare = _unquoted(unit.text)
     if lexicon.READER.search(bare) or (
@@ -434,28 +458,78 @@ def assess_injection(text: str, query: str = "") -> InjectionAssessment:
     """Judge ``text`` for instructions aimed at the model that reads it."""
     if not text or not text.strip():
         return CLEAN
+    return _read(text).given(query)
+
+
+class _UnitCues(NamedTuple):
+    cues: tuple[Cue, ...]  # the directive cues, then the code cues
+    switch: _Switch | None  # a request whose score waits for the query (prose only)
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What a text says whatever the query: every unit with a cue or a pending task
+    switch, in order, then the document-wide cues (chat tokens, hidden text). Most texts
+    have no pending switch, and their verdict is ``fixed``."""
+
+    units: tuple[_UnitCues, ...]
+    document: tuple[tuple[float, list[str]], ...]
+    fixed: InjectionAssessment | None
+
+    def given(self, query: str) -> InjectionAssessment:
+        if self.fixed is not None:
+            return self.fixed
+        return _verdict(self._scored(_topic(query)))
+
+    def _scored(self, query_terms: AbstractSet[str] | None) -> list[tuple[float, list[str]]]:
+        """Each unit's score and reasons (``query_terms`` None: no switch scored yet)."""
+        scored: list[tuple[float, list[str]]] = []
+        for unit in self.units:
+            cues = list(unit.cues)
+            switch = 0.0
+            if unit.switch is not None and query_terms is not None:
+                switch = unit.switch.given(query_terms)
+            if switch:  # a prose unit's, after its directive cues (a code unit has none)
+                cues.append(("task_switch", switch))
+            if cues:
+                score = _noisy_or([s for _, s in cues])
+                scored.append((score, [r for r, s in cues if s >= REPORTED]))
+        return scored + list(self.document)
+
+
+# Popular chunks come back request after request, each time with another question: only
+# a pending task switch reads the question.
+@functools.lru_cache(maxsize=8192)
+def _read(text: str) -> _Reading:
     invisible, visible = _invisible_cues(text)
     hints = lexicon.Hints(visible)
     hidden = invisible + _hidden_cues(visible, hints)
     units = _units(visible)
-    document = _Document(units, visible, query)
-    scored: list[tuple[float, list[str]]] = []
+    document = _Document(units, visible)
+    read: list[_UnitCues] = []
     for index, unit in enumerate(units):
         # Most lines hold no word that a directive pattern needs (lexicon.Hints).
         quiet = not unit.text or hints.quiet(unit.line)
         cues = [] if quiet else _directive_cues(unit.text, hints)
-        if unit.kind == "prose" and (switch := _task_switch(index, document)):
-            cues.append(("task_switch", switch))
+        switch = _task_switch(index, document) if unit.kind == "prose" else None
         if unit.kind == "code":
             cues.extend(_code_cues(unit, document))
-        if cues:
-            score = _noisy_or([s for _, s in cues])
-            scored.append((score, [r for r, s in cues if s >= REPORTED]))
+        if cues or switch is not None:
+            read.append(_UnitCues(tuple(cues), switch))
+    wide: list[tuple[float, list[str]]] = []
     if hints.may_hold_chat_tokens() and lexicon.CHAT_TOKENS.search(visible):
         # Template tokens can sit anywhere, even where "|" makes a line look like a table.
-        scored.append((0.9, ["role_marker"]))
+        wide.append((0.9, ["role_marker"]))
     if hidden:
-        scored.append((_noisy_or([s for _, s in hidden]), [r for r, _ in hidden]))
+        wide.append((_noisy_or([s for _, s in hidden]), [r for r, _ in hidden]))
+    reading = _Reading(tuple(read), tuple(wide), None)
+    if all(unit.switch is None for unit in read):
+        return dataclasses.replace(reading, fixed=_verdict(reading._scored(None)))
+    return reading
+
+
+def _verdict(scored: list[tuple[float, list[str]]]) -> InjectionAssessment:
+    """The document's score: its worst unit, raised a little by other flagged units."""
     if not scored:
         return CLEAN
     scored.sort(key=lambda item: -item[0])
