@@ -18,7 +18,8 @@ then deleted gives its memory back (RSS after the delete near the floor). The se
 guardrails' recall per secret kind, and what they change in benign look-alikes, on our own
 labelled set (``secrets_detectors``). The HTTP hot path under wrk (``http_load``, issue 23):
 default policy at least 0.85x guardrails off, guardrails off at least 0.2x a bare ASGI app
-under the same uvicorn (``bench/http_load.py --tail`` for p99 against p50 at one client).
+under the same uvicorn (``bench/http_load.py --tail`` for p99 against p50 at one client); the
+upstream client alone against the httpx client it replaced (``upstream_client``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import secrets_detectors  # noqa: E402
 import secrets_long_line  # noqa: E402
 import store_compare  # noqa: E402
 import streaming  # noqa: E402
+import upstream_client  # noqa: E402
 
 
 def main() -> int:  # noqa: PLR0915 (one if per benchmark)
@@ -68,6 +70,7 @@ def main() -> int:  # noqa: PLR0915 (one if per benchmark)
             "governance",
             "stores",
             "http_load",
+            "upstream_client",
         ],
         help="run one benchmark instead of all",
     )
@@ -113,6 +116,9 @@ def main() -> int:  # noqa: PLR0915 (one if per benchmark)
         print()
     if args.only in (None, "http_load"):
         print(http_load.run(quick=args.quick), flush=True)  # exits if wrk cannot be fetched
+        print()
+    if args.only in (None, "upstream_client"):
+        print(upstream_client.run(quick=args.quick), flush=True)
         print()
     if args.only in (None, "rag"):
         import rag_pipeline

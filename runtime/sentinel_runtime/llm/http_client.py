@@ -8,9 +8,10 @@ connection on each request (docs/benchmarks.md, "The upstream client").
 What the httpx client did is kept: the same JSON body bytes, TLS verified against the same
 CA bundle (``httpx.create_ssl_context``: ``SSL_CERT_FILE``/``SSL_CERT_DIR``, else certifi's),
 proxies from the environment (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``),
-100 connections, and the timeout for connecting (at most 10 s), for a free connection and
-between reads. The proxy is looked up once per URL: aiohttp's ``trust_env`` would look it up,
-and for ``.netrc`` credentials, in a worker thread on every request.
+100 connections, no redirects followed (a redirect is not an answer), and the timeout for
+connecting (at most 10 s), for a free connection and between reads. The proxy is looked up
+once per URL: aiohttp's ``trust_env`` would look it up, and ``.netrc`` credentials, in a
+worker thread on every request.
 """
 
 from __future__ import annotations
@@ -76,11 +77,11 @@ class Sessions:
         self, method: str, url: str, payload: dict[str, Any] | None
     ) -> aiohttp.ClientResponse:
         """The response once its headers are in; the caller reads the body and closes it."""
-        session, proxy = self.session(), self._proxy(url)
+        session, options = self.session(), {"proxy": self._proxy(url), "allow_redirects": False}
         if payload is None:
-            return await session.request(method, url, proxy=proxy)
+            return await session.request(method, url, **options)
         return await session.request(
-            method, url, data=encode_json(payload), headers=JSON_HEADERS, proxy=proxy
+            method, url, data=encode_json(payload), headers=JSON_HEADERS, **options
         )
 
     async def fetch(
