@@ -8,7 +8,7 @@ Every retrieved chunk is scored by :func:`score_evidence`::
 ``relevance`` in [0, 1] is the larger of the dense similarity and the share of the query's
 terms the chunk contains. The risk components ``c_k`` are in [0, 1]:
 
-- ``harm``: a procedural harmful text (``harm.assess_harm``): its severity, times
+- ``harm``: a procedural harmful text (``harm.assess_procedural_harm``): its severity, times
   ``risky_request_factor`` when the request itself is not benign or the plan asked for
   non-procedural evidence; non-procedural mentions of a harmful topic cost nothing;
 - ``injection``: instructions aimed at the model (``injection.assess_injection``);
@@ -139,7 +139,8 @@ def _document_signals(text: str, config: EvidenceConfig) -> _DocumentSignals:
     # the text or the policy's evidence section does (both are in the cache key).
     scanners = _scanners(config)
     return _DocumentSignals(
-        harm=harm.assess_harm(text),
+        # Only a procedure costs a chunk anything (``_harm``): a topic alone is not looked for.
+        harm=harm.assess_procedural_harm(text),
         secrets=bool(scanners.secrets.engine.find(text)),
         pii_dense=_pii_dense(text, scanners, config),
     )

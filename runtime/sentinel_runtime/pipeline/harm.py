@@ -85,17 +85,56 @@ def assess_harm(text: str) -> HarmAssessment:
     """Judge ``text`` (a request or a document) for harmful, actionable content."""
     if not text or not text.strip():
         return NONE
-    # One pass finds where the lexicon's trigger words start; patterns are tried only there.
-    scan = lexicon.Scan(text)
-    # Figurative speech and pests go first, so "kill time" never reaches the lexicon.
-    literal = lexicon.IDIOMS.sub(" ", text) if scan.search(lexicon.IDIOMS) else text
-    signals: list[str] = ["context:idiom"] if literal != text else []
-    found = scan if literal == text else lexicon.Scan(literal)
+    return _judge(_Reading.of(text))
+
+
+def assess_procedural_harm(text: str) -> HarmAssessment:
+    """``assess_harm(text)`` when the text asks for or holds a procedure, else ``NONE``.
+
+    What the evidence filter weighs: a harmful topic without a procedure costs a retrieved
+    chunk nothing, and finding the topic (every rule of the lexicon) is most of the work,
+    while finding a procedure is a few patterns. Most documents hold none."""
+    if not text or not text.strip():
+        return NONE
+    reading = _Reading.of(text)
+    return _judge(reading) if reading.procedural else NONE
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """A text scanned for the lexicon's trigger words, figurative speech set aside, and
+    the procedure it asks for or holds."""
+
+    text: str
+    scan: lexicon.Scan  # of the text
+    found: lexicon.Scan  # of the literal text (idioms removed)
+    kinds: frozenset[str]  # procedural kinds
+    idiom: bool
+
+    @classmethod
+    def of(cls, text: str) -> _Reading:
+        # One pass finds where the lexicon's trigger words start; patterns are tried only there.
+        scan = lexicon.Scan(text)
+        # Figurative speech and pests go first, so "kill time" never reaches the lexicon.
+        literal = lexicon.IDIOMS.sub(" ", text) if scan.search(lexicon.IDIOMS) else text
+        found = scan if literal == text else lexicon.Scan(literal)
+        return cls(text, scan, found, frozenset(_procedural_kinds(found)), literal != text)
+
+    @property
+    def strong(self) -> bool:
+        return bool(self.kinds & lexicon.STRONG_PROCEDURAL)
+
+    @property
+    def procedural(self) -> bool:
+        return self.strong or "how_to" in self.kinds
+
+
+def _judge(reading: _Reading) -> HarmAssessment:
+    text, scan, found, kinds = reading.text, reading.scan, reading.found, reading.kinds
+    signals: list[str] = ["context:idiom"] if reading.idiom else []
     strength = _strengths(found, signals)
-    kinds = _procedural_kinds(found)
     signals.extend(f"procedural:{kind}" for kind in sorted(kinds))
-    strong = bool(kinds & lexicon.STRONG_PROCEDURAL)
-    procedural = strong or "how_to" in kinds
+    strong, procedural = reading.strong, reading.procedural
     if not strength:
         return HarmAssessment("none", 0.0, procedural, tuple(signals))
     if not kinds:
