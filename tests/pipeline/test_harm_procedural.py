@@ -1,6 +1,7 @@
 """``harm.assess_procedural_harm`` (what the evidence filter weighs) is ``assess_harm`` for
 a text that asks for or holds a procedure, and ``NONE`` for any other text, whose topic it
-does not look for."""
+does not look for; ``harm.is_procedural`` (what the extractive summary skips) is
+``assess_harm``'s ``procedural`` flag."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ def check(texts: list[str]) -> tuple[int, int]:
     for text in texts:
         got = harm.assess_procedural_harm(text)
         assert got == expected(text), text
+        assert harm.is_procedural(text) is harm.assess_harm(text).procedural, text
         procedural += got.procedural
         harmful += got.procedural and got.category != "none"
     return procedural, harmful

@@ -294,7 +294,7 @@ def _candidates(query: str, hits: Sequence[Hit], *, summary: bool) -> list[_Sent
         chunk_words, quotable = _quotable(hit.chunk.text)
         chunk_overlap = _share(wanted, chunk_words)
         for sentence, words in quotable:
-            if summary and (_STEP_LIKE.match(sentence) or harm.assess_harm(sentence).procedural):
+            if summary and (_STEP_LIKE.match(sentence) or harm.is_procedural(sentence)):
                 continue
             relevance = _share(wanted, words)
             answers = not _INTERROGATIVE.search(sentence) and has_answer_type(

@@ -100,6 +100,12 @@ def assess_procedural_harm(text: str) -> HarmAssessment:
     return _judge(reading) if reading.procedural else NONE
 
 
+def is_procedural(text: str) -> bool:
+    """``assess_harm(text).procedural`` without judging the topic: whether the text asks
+    for or holds a procedure (how-to, steps, quantities, ...)."""
+    return bool(text and text.strip()) and _Reading.of(text).procedural
+
+
 @dataclass(frozen=True)
 class _Reading:
     """A text scanned for the lexicon's trigger words, figurative speech set aside, and
