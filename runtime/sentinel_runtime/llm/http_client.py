@@ -2,8 +2,9 @@
 
 aiohttp rather than httpx because every answer makes at least one upstream call: on this
 machine a keep-alive POST costs httpx (httpcore, anyio) 0.42 ms of CPU at one connection and
-0.96 ms at 32, aiohttp 0.11 ms and 0.07 ms, since httpcore checks the expiry of every pooled
-connection on each request (docs/benchmarks.md, "The upstream client").
+1.2 ms at 32, aiohttp 0.09 ms and 0.07 ms, since httpcore checks the expiry of every pooled
+connection on each request (``bench/upstream_client.py``; docs/benchmarks.md, "The chat hot
+path under load").
 
 What the httpx client did is kept: the same JSON body bytes, TLS verified against the same
 CA bundle (``httpx.create_ssl_context``: ``SSL_CERT_FILE``/``SSL_CERT_DIR``, else certifi's),
