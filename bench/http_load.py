@@ -1,7 +1,7 @@
 """The HTTP hot path under load: Sentinel beside a bare ASGI app under the same uvicorn.
 
-``python bench/http_load.py [--seconds 4] [--runs 3] [--tail [--tail-seconds 120]]
-[--profile]``, or ``python bench/run.py --only http_load``.
+``python bench/http_load.py [--seconds 4] [--runs 3] [--tail [--tail-seconds 120]
+[--tail-connections 1,32]] [--profile]``, or ``python bench/run.py --only http_load``.
 
 The load generator is ``wrk`` (Debian's package, unpacked into
 ``${SENTINEL_CACHE:-~/.cache/sentinel}/tools/wrk`` by ``scripts/bench-tools.sh``, which this
@@ -43,7 +43,9 @@ max and p99/p50 as each request took (the Lua script times them itself: wrk's ow
 are corrected for coordinated omission, so one 80 ms pause every few seconds becomes its p99;
 that corrected p99 is shown beside), and the Sentinels' garbage collections meanwhile
 (count, median and longest pause of generations 1 and 2, from a ``gc.callbacks`` hook this
-bench registers before calling ``sentinel serve``'s own ``main``).
+bench registers before calling ``sentinel serve``'s own ``main``). ``--tail-connections``
+runs the same at other levels too (``1,32``), one wrk thread per connection since the script's
+timer is per thread; the target is read at one connection only.
 
 ``--profile [SECONDS]``: ``py-spy record`` (``.venv/bin/pip install py-spy``) of the
 default-policy server under 32 connections, the top functions by own time, once for the thread
@@ -59,6 +61,7 @@ from __future__ import annotations
 import argparse
 import collections
 import importlib.util
+import itertools
 import json
 import os
 import re
@@ -789,15 +792,29 @@ def _pauses(pauses: list[float] | None) -> str:
 
 
 def tail_runs(
-    wrk: Path, script: Path, running: dict[str, Server], seconds: float
+    wrk: Path,
+    script: Path,
+    running: dict[str, Server],
+    seconds: float,
+    levels: Sequence[int] = (1,),
 ) -> tuple[str, list[str]]:
-    """``script``: one written with ``raw=True`` (each request timed as it was)."""
+    """``script``: one written with ``raw=True`` (each request timed as it was). One wrk
+    thread per connection at every level: the script's timer is per thread."""
     rows: list[list[str]] = []
     verdicts: list[str] = []
-    for name, server in running.items():
-        run_wrk(wrk, script, server, connections=1, threads=1, seconds=WARMUP_SECONDS)
+    for connections, (name, server) in itertools.product(levels, running.items()):
+        run_wrk(
+            wrk,
+            script,
+            server,
+            connections=connections,
+            threads=connections,
+            seconds=WARMUP_SECONDS,
+        )
         began = time.monotonic()
-        got = run_wrk(wrk, script, server, connections=1, threads=1, seconds=seconds)
+        got = run_wrk(
+            wrk, script, server, connections=connections, threads=connections, seconds=seconds
+        )
         collected = server.collections(began, time.monotonic())
         raw = {p: us / 1000 for p, us in got.raw_percentiles_us.items()}
         if not raw:
@@ -806,6 +823,7 @@ def tail_runs(
         corrected = got.ms(99.0) / got.ms(50.0)
         rows.append(
             [
+                str(connections),
                 name,
                 f"{got.rps:,.0f}",
                 f"{raw[50.0]:.2f}",
@@ -825,6 +843,8 @@ def tail_runs(
                 describe_failures([got]),
             ]
         )
+        if connections != 1:  # the target is for one client; other levels are shown
+            continue
         if name == "echo" and ratio > TAIL_RATIO_TARGET:
             verdicts.append(
                 f"caution: the echo floor itself has p99/p50 {ratio:.1f}x here: the machine's "
@@ -841,6 +861,7 @@ def tail_runs(
                 )
             )
     header = [
+        "connections",
         "server",
         "req/s",
         "p50 ms",
@@ -859,8 +880,10 @@ def tail_runs(
         "requests",
         "failed",
     ]
+    levels_shown = " and ".join(f"-c{n} -t{n}" for n in levels)
     title = (
-        f"Tail latency at one client: {seconds:g} s per server, one after another (wrk -c1 -t1); "
+        f"Tail latency: {seconds:g} s per server and level, one after another (wrk "
+        f"{levels_shown}); "
         "p50 to max as each request took (timed by the Lua script), beside wrk's p99 corrected "
         "for coordinated omission (a stall of L counts again at L - i, L - 2i, ... for the mean "
         "interval i: what requests arriving at a steady rate would have seen)"
@@ -1005,6 +1028,7 @@ def run(
     runs: int = 3,
     tail: bool = False,
     tail_seconds: float = 120.0,
+    tail_connections: Sequence[int] = (1,),
     profile_seconds: float | None = None,
 ) -> str:
     if quick:
@@ -1027,13 +1051,23 @@ def run(
             if len({st for name, st in stacks.items() if name != H11_ECHO}) > 1:
                 lines.append("WARNING: the servers run different HTTP stacks; ratios mix them")
             if tail:
-                text, verdicts = tail_runs(wrk, script, running, tail_seconds)
+                text, verdicts = tail_runs(wrk, script, running, tail_seconds, tail_connections)
             else:
                 text, verdicts = load_runs(wrk, script, running, seconds, runs)
             lines += ["", text, *verdicts, f"load average after: {load_average()}"]
             if profile_seconds:
                 lines += ["", profile(wrk, script, running["default"], profile_seconds, root)]
     return "\n".join(lines)
+
+
+def _levels(text: str) -> tuple[int, ...]:
+    try:
+        levels = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of connection counts: {text!r}") from None
+    if not levels or min(levels) < 1:
+        raise argparse.ArgumentTypeError(f"connection counts must be 1 or more: {text!r}")
+    return levels
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1043,6 +1077,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="runs per server and level (3)")
     parser.add_argument("--tail", action="store_true", help="one client, --tail-seconds each")
     parser.add_argument("--tail-seconds", type=float, default=120.0, help="(120)")
+    parser.add_argument(
+        "--tail-connections",
+        type=_levels,
+        default=(1,),
+        metavar="N[,N...]",
+        help="connections per tail run, one wrk thread each (1; e.g. 1,32)",
+    )
     parser.add_argument(
         "--profile",
         type=float,
@@ -1060,6 +1101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             runs=args.runs,
             tail=args.tail,
             tail_seconds=args.tail_seconds,
+            tail_connections=args.tail_connections,
             profile_seconds=args.profile,
         ),
         flush=True,

@@ -3,6 +3,7 @@ package) running the bench's own Lua script; no timing is asserted."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -238,3 +239,14 @@ def test_the_raw_script_times_requests_itself(tmp_path: Path) -> None:
     plain = http_load.write_wrk_script(tmp_path / "plain.lua").read_text()
     assert "function response(" not in plain
     assert "raw_done" not in plain
+
+
+@pytest.mark.parametrize(("text", "levels"), [("1", (1,)), ("1,32", (1, 32)), ("32,1", (32, 1))])
+def test_tail_connection_levels_are_read(text: str, levels: tuple[int, ...]) -> None:
+    assert http_load._levels(text) == levels
+
+
+@pytest.mark.parametrize("text", ["", "0", "1,-3", "one", "1,,2"])
+def test_bad_tail_connection_levels_are_refused_by_name(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="connection counts"):
+        http_load._levels(text)
