@@ -3,6 +3,8 @@ names, as the httpx client before it did, and connects directly to a host ``NO_P
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from support.fake_llm import FakeLLM
@@ -13,7 +15,7 @@ QUESTION = [{"role": "user", "content": "hi"}]
 
 
 @pytest.fixture
-def fake() -> FakeLLM:
+def fake() -> Iterator[FakeLLM]:
     server = FakeLLM().start()
     yield server
     server.stop()
