@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import importlib.util
 import itertools
 import json
@@ -86,6 +87,7 @@ if str(REPO / "tests") not in sys.path:  # run directly: bench helpers, test sup
 
 import httpx  # noqa: E402
 
+from sentinel_runtime import cli as runtime_cli  # noqa: E402
 from stats import table  # noqa: E402
 from support.runtime import (  # noqa: E402
     free_port,
@@ -172,22 +174,12 @@ async def echo_app(scope: dict[str, Any], receive: Callable, send: Callable) -> 
     await send({"type": "http.response.body", "body": body})
 
 
-def uvicorn_stack() -> tuple[str, str]:
-    """The (http, loop) ``sentinel serve`` hands uvicorn: its own choice when it names one,
-    else uvicorn's ``auto``."""
-    try:
-        from sentinel_runtime.cli import _server_stack
-    except ImportError:  # a runtime that leaves both to uvicorn
-        return "auto", "auto"
-    return _server_stack()
-
-
 def serve_echo(port: int, stack: tuple[str, str] | None = None) -> None:
     """``uvicorn.run`` as ``sentinel serve`` calls it (runtime/sentinel_runtime/cli.py), or
     on another ``(http, loop)`` stack."""
     import uvicorn
 
-    http, loop = stack or uvicorn_stack()
+    http, loop = stack or runtime_cli.server_stack()
     print(f"echo: listening on 127.0.0.1:{port}; http {http}, loop {loop}", file=sys.stderr)
     uvicorn.run(
         echo_app,
@@ -628,7 +620,7 @@ def versions() -> str:
         f"{name} importable: {importlib.util.find_spec(name) is not None}"
         for name in ("uvloop", "httptools")
     )
-    http, loop = uvicorn_stack()
+    http, loop = runtime_cli.server_stack()
     return (
         f"{done.stdout.strip() or done.stderr.strip()}; {importable} "
         f"({_installed('uvloop')}, {_installed('httptools')}); sentinel serve passes "
@@ -693,28 +685,13 @@ def load_runs(
     rows: list[list[str]] = []
     verdicts: list[str] = []
     for connections, threads in CONNECTION_LEVELS:
+        level = functools.partial(run_wrk, wrk, script, connections=connections, threads=threads)
         for server in running.values():  # warm up each server at this concurrency
-            run_wrk(
-                wrk,
-                script,
-                server,
-                connections=connections,
-                threads=threads,
-                seconds=WARMUP_SECONDS,
-            )
+            level(server, seconds=WARMUP_SECONDS)
         series = {name: Series() for name in running}
         for _ in range(runs):  # alternated, so drift on the shared machine hits all alike
             for name, server in running.items():
-                series[name].runs.append(
-                    run_wrk(
-                        wrk,
-                        script,
-                        server,
-                        connections=connections,
-                        threads=threads,
-                        seconds=seconds,
-                    )
-                )
+                series[name].runs.append(level(server, seconds=seconds))
         rps = {name: s.rps for name, s in series.items()}
         cpu = {name: s.cpu_ms("server_cpu_s") for name, s in series.items()}
         for name, got in series.items():
@@ -803,18 +780,12 @@ def tail_runs(
     rows: list[list[str]] = []
     verdicts: list[str] = []
     for connections, (name, server) in itertools.product(levels, running.items()):
-        run_wrk(
-            wrk,
-            script,
-            server,
-            connections=connections,
-            threads=connections,
-            seconds=WARMUP_SECONDS,
+        level = functools.partial(
+            run_wrk, wrk, script, connections=connections, threads=connections
         )
+        level(server, seconds=WARMUP_SECONDS)
         began = time.monotonic()
-        got = run_wrk(
-            wrk, script, server, connections=connections, threads=connections, seconds=seconds
-        )
+        got = level(server, seconds=seconds)
         collected = server.collections(began, time.monotonic())
         raw = {p: us / 1000 for p, us in got.raw_percentiles_us.items()}
         if not raw:

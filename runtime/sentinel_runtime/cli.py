@@ -63,9 +63,10 @@ def _start_line(settings: Any, host: str, port: int) -> str:
     return f"sentinel: listening on {url}, API docs {url}/docs; {policy}; {store}"
 
 
-def _server_stack() -> tuple[str, str]:
+def server_stack() -> tuple[str, str]:
     """uvicorn's HTTP parser and event loop: the C ones when installed (the runtime's
-    dependencies), else h11 and asyncio, named explicitly so the start line says which."""
+    dependencies), else h11 and asyncio, named explicitly so the start line says which
+    (``bench/http_load.py`` runs its echo floor on the same)."""
     http = "httptools" if importlib.util.find_spec("httptools") else "h11"
     loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
     return http, loop
@@ -93,7 +94,7 @@ def _serve(args: argparse.Namespace) -> int:
     elif "DEMO_CORPUS" not in os.environ:
         overrides["DEMO_CORPUS"] = True  # a first run shows the whole pipeline at work
     settings = Settings(**overrides)
-    http, loop = _server_stack()
+    http, loop = server_stack()
     print(
         f"{_start_line(settings, args.host, args.port)}; http {http}, loop {loop}",
         file=sys.stderr,
