@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import anyio
+import pytest
 
 from sentinel_runtime.answer.offload import INLINE_MAX_CHARS, run_sized
 
@@ -23,9 +24,5 @@ def test_errors_surface_the_same_way_inline_and_in_a_worker() -> None:
         raise ValueError(message)
 
     for size in (1, INLINE_MAX_CHARS * 2):
-        try:
+        with pytest.raises(ValueError, match=r"^boom$"):
             anyio.run(run_sized, size, fail, "boom")
-        except ValueError as exc:
-            assert str(exc) == "boom"
-        else:  # pragma: no cover - the assertion below names the failure
-            raise AssertionError("run_sized swallowed the error")
