@@ -35,9 +35,26 @@ SETTINGS = OperatorSettings()
 RESOURCE = (crd.GROUP, crd.VERSION, crd.PLURAL)
 OWNED = {"app.kubernetes.io/managed-by": "sentinel-operator"}
 LOG = logging.getLogger(__name__)
-# The periodic re-check: started by the first engine event (so that it posts Events the way
-# handlers do), stopped at cleanup.
-_RECHECKS: dict[str, asyncio.Task[None]] = {}
+
+
+class _Recheck:
+    """The periodic re-check (``_recheck_forever``): one task per process, started by the first
+    engine event (so that it posts Events the way handlers do), stopped at cleanup."""
+
+    def __init__(self) -> None:
+        self._task: asyncio.Task[None] | None = None
+
+    def ensure_running(self, waiting: kopf.Index) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(_recheck_forever(waiting))
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+
+_RECHECK = _Recheck()
 
 
 @kopf.on.startup()
@@ -53,9 +70,7 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
 
 @kopf.on.cleanup()
 async def stop_rechecks(**_: Any) -> None:
-    for task in _RECHECKS.values():
-        task.cancel()
-    _RECHECKS.clear()
+    _RECHECK.stop()
 
 
 def _post(body: dict[str, Any], notices: list[reconcile.Notice]) -> None:
@@ -95,9 +110,7 @@ async def sentinel_engine_seen(
     started here so that it inherits kopf's Event posting from a handler's context."""
     for ready in ("True", "False", "Unknown"):
         metrics.ENGINES.labels(ready).set(len(sentinel_engine_readiness.get(ready, [])))
-    task = _RECHECKS.get("task")
-    if task is None or task.done():
-        _RECHECKS["task"] = asyncio.create_task(_recheck_forever(sentinel_engine_rechecks))
+    _RECHECK.ensure_running(sentinel_engine_rechecks)
 
 
 async def _recheck_forever(waiting: kopf.Index) -> None:
