@@ -66,9 +66,19 @@ With peering, kopf keeps one KopfPeering per watched namespace, so each must be 
 namespace name: a glob has no object to create. Fails the render with the reason.
 */}}
 {{- define "sentinel.peeringNamespaces" -}}
-{{- range .Values.watchNamespaces }}
+{{- include "sentinel.exactNamespaces" (list . "peering (peering.enabled or replicaCount > 1)" "and kopf keeps one KopfPeering object per namespace") }}
+{{- end }}
+
+{{/*
+Fails the render when watchNamespaces holds a glob where exact names are needed. Arguments
+(a list): the root context, what needs exact names, and why (the end of the message).
+*/}}
+{{- define "sentinel.exactNamespaces" -}}
+{{- $needs := index . 1 }}
+{{- $why := index . 2 }}
+{{- range (index . 0).Values.watchNamespaces }}
 {{- if regexMatch "[*?\\[\\]!]" . }}
-{{- fail (printf "peering (peering.enabled or replicaCount > 1) needs exact namespace names in watchNamespaces: %q is a pattern, and kopf keeps one KopfPeering object per namespace" .) }}
+{{- fail (printf "%s needs exact namespace names in watchNamespaces: %q is a pattern, %s" $needs . $why) }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -139,9 +149,5 @@ Role, and granting it cluster-wide would defeat watchNamespaces. Fails the rende
 reason (only when the chart creates the RBAC).
 */}}
 {{- define "sentinel.rbacNamespaces" -}}
-{{- range .Values.watchNamespaces }}
-{{- if regexMatch "[*?\\[\\]!]" . }}
-{{- fail (printf "rbac.create needs exact namespace names in watchNamespaces: %q is a pattern, and the operator's rights are granted by a Role in each watched namespace. List the namespaces, leave watchNamespaces empty for a cluster-wide operator, or set rbac.create=false and bring your own RBAC" .) }}
-{{- end }}
-{{- end }}
+{{- include "sentinel.exactNamespaces" (list . "rbac.create" "and the operator's rights are granted by a Role in each watched namespace. List the namespaces, leave watchNamespaces empty for a cluster-wide operator, or set rbac.create=false and bring your own RBAC") }}
 {{- end }}
