@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from kubernetes.utils import quantity
+
 from sentinel_operator import crd
 from sentinel_runtime.settings import POLICY_MOUNT_PATH, Settings
 
@@ -435,9 +437,10 @@ def drift(desired: dict[str, Any], live: dict[str, Any]) -> list[str]:
 
     ``desired`` must be contained in ``live``: the server adds defaults (probe thresholds,
     ``defaultMode``, a NodePort, ...) that are no drift, and lists are compared item by item
-    (env, ports and volumes keep their order). Only the spec is compared; a difference the
-    server makes on its own (a normalised quantity, say) shows here too, which is why a repair
-    is judged by whether re-applying changed the object, not by this list alone.
+    (env, ports and volumes keep their order). Only the spec is compared. Resource quantities
+    are compared by value (the server stores ``1024Mi`` as ``1Gi``); another difference the
+    server makes on its own would show here too, which is why a repair is judged by whether
+    re-applying changed the object, not by this list alone.
     """
     found: list[str] = []
     _contained(desired.get("spec") or {}, (live or {}).get("spec") or {}, "spec", found)
@@ -452,7 +455,18 @@ def _contained(want: Any, have: Any, path: str, found: list[str]) -> None:
         for index, (item, other) in enumerate(zip(want, have, strict=True)):
             _contained(item, other, f"{path}[{index}]", found)
     elif want != have and not (want in ("", {}, []) and have is None):  # omitempty on the server
+        if ".resources." in path and _same_quantity(want, have):
+            return
         found.append(f"{path}: {_short(have)} (want {_short(want)})")
+
+
+def _same_quantity(want: Any, have: Any) -> bool:
+    # Without this, a spec written as 0.5 or 1024Mi would look drifted at every Deployment
+    # event, and each would cost a GET and a no-op apply.
+    try:
+        return bool(quantity.parse_quantity(want) == quantity.parse_quantity(have))
+    except ValueError:
+        return False
 
 
 def _short(value: Any) -> str:

@@ -68,6 +68,19 @@ def test_hand_edits_are_named_with_their_value_and_the_wanted_one() -> None:
     assert any(line.startswith("spec.selector.rag.sentinel.dev/engine: None") for line in found)
 
 
+def test_quantities_the_server_wrote_in_canonical_form_have_not_drifted() -> None:
+    engine = _engine({"resources": {"requests": {"cpu": 0.5, "memory": "1024Mi"}}})
+    desired = manifests.deployment(engine)
+    live = _as_stored(desired)
+    requests = live["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
+    requests.update(cpu="500m", memory="1Gi")
+    assert manifests.drift(desired, live) == []
+    requests["memory"] = "2Gi"
+    assert manifests.drift(desired, live) == [
+        "spec.template.spec.containers[0].resources.requests.memory: '2Gi' (want '1024Mi')"
+    ]
+
+
 def test_a_removed_env_var_is_drift() -> None:
     desired = manifests.deployment(_engine({}))
     live = _as_stored(desired)
