@@ -5,8 +5,10 @@ from __future__ import annotations
 import copy
 
 import pytest
+from kubernetes.client.rest import ApiException
 
-from sentinel_operator import conditions, crd, manifests, reconcile, secrets_status
+from sentinel_operator import conditions, crd, k8s, manifests, reconcile, secrets_status
+from sentinel_operator.config import OperatorSettings
 
 
 def _engine(spec: dict) -> manifests.Engine:
@@ -225,11 +227,6 @@ class _Status:
 
 
 def test_a_repair_that_fails_says_so_in_status_and_is_rechecked(monkeypatch) -> None:
-    from kubernetes.client.rest import ApiException
-
-    from sentinel_operator import k8s
-    from sentinel_operator.config import OperatorSettings
-
     def refused(obj: dict) -> dict:
         raise ApiException(status=403, reason="Forbidden")
 
