@@ -182,6 +182,12 @@ def _mark_invalid(namespace: str, name: str, generation: Any, message: str) -> l
     return _write(namespace, name, mark_invalid, (conditions.READY,))
 
 
+def _services_applied(engine: manifests.Engine) -> str:
+    """ServiceReady's message once the engine's Services are applied (by reconcile or a repair)."""
+    names = ", ".join(engine.service_names)
+    return f"{engine.spec.service_type} service {names} on port {manifests.RUNTIME_PORT}"
+
+
 def _deleting(body: dict[str, Any]) -> bool:
     return bool(body["metadata"].get("deletionTimestamp"))
 
@@ -225,12 +231,7 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
     storage_condition = storage_status.storage_condition(engine, generation)
     deployment_condition, ready_replicas = rollout.deployment_condition(deployment, generation)
     service_condition = conditions.condition(
-        conditions.SERVICE_READY,
-        True,
-        SERVICE_APPLIED,
-        f"{spec.service_type} service {', '.join(engine.service_names)} on port "
-        f"{manifests.RUNTIME_PORT}",
-        generation,
+        conditions.SERVICE_READY, True, SERVICE_APPLIED, _services_applied(engine), generation
     )
 
     def build(old: dict[str, Any]) -> dict[str, Any]:
@@ -387,11 +388,7 @@ def repair_service(
     notices: list[Notice] = []
     if fresh is None or _version(applied) != _version(fresh):
         notices.append(_repaired("Service", service_name, what))
-    message = (
-        f"{engine.spec.service_type} service {', '.join(engine.service_names)} on port "
-        f"{manifests.RUNTIME_PORT}"
-    )
-    return notices + _set(engine, True, SERVICE_APPLIED, message)
+    return notices + _set(engine, True, SERVICE_APPLIED, _services_applied(engine))
 
 
 def _set(
