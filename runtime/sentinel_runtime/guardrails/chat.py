@@ -10,6 +10,7 @@ tool calls: a model whose words were withheld must not act through a tool in the
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,14 +51,23 @@ class ChoiceVerdict:
         }
 
 
+def _assistant_texts(
+    response: dict[str, Any],
+) -> Iterator[tuple[int, dict[str, Any], dict[str, Any], str]]:
+    """Each choice whose assistant message has text: its position, the choice, the message
+    and the text, as :func:`guard_chat_completion` scans them."""
+    for position, choice in enumerate(response.get("choices") or []):
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
+            continue
+        text = _text_of(message.get("content"))
+        if text:
+            yield position, choice, message, text
+
+
 def scanned_chars(response: dict[str, Any]) -> int:
     """How much text :func:`guard_chat_completion` would scan in ``response``."""
-    total = 0
-    for choice in response.get("choices") or []:
-        message = choice.get("message") if isinstance(choice, dict) else None
-        if isinstance(message, dict) and message.get("role", "assistant") == "assistant":
-            total += len(_text_of(message.get("content")) or "")
-    return total
+    return sum(len(text) for *_, text in _assistant_texts(response))
 
 
 def guard_chat_completion(
@@ -65,13 +75,7 @@ def guard_chat_completion(
 ) -> list[ChoiceVerdict]:
     """Scan and rewrite ``response`` in place; raises ``OutputGuardrailsError`` fail-closed."""
     verdicts: list[ChoiceVerdict] = []
-    for position, choice in enumerate(response.get("choices") or []):
-        message = choice.get("message") if isinstance(choice, dict) else None
-        if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
-            continue
-        text = _text_of(message.get("content"))
-        if not text:
-            continue
+    for position, choice, message, text in _assistant_texts(response):
         try:
             outcome = engine.scan(text, response_id=response_id)
         except OutputGuardrailsError:
