@@ -262,7 +262,7 @@ def _scanner(
     fail_mode = fail_mode.strip().lower()
 
     config = {k: v for k, v in fields.items() if k not in _ENTRY_KEYS}
-    for name in getattr(definition.params, "item_lists", ()):
+    for name in definition.params.item_lists:
         if name in config:
             config[name] = _usable_items(config[name], scanner_type, index, name, diagnostics)
     known = set(definition.params.model_fields)

@@ -39,8 +39,6 @@ CASED_LIMIT = 0x20000
 
 
 class BanSubstringsParams(ScannerParams):
-    # The policy drops an unusable item of these lists (an empty string, a number, null)
-    # rather than the scanner, as the contract's parser does (guardrails/policy.py).
     item_lists: ClassVar[tuple[str, ...]] = ("substrings",)
 
     substrings: list[str] = Field(min_length=1)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import regex
 from pydantic import BaseModel, ConfigDict
@@ -40,6 +40,9 @@ class ScannerParams(BaseModel):
     """Base of every scanner's typed params; unknown keys are ignored (permissive policy)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
+    # List fields whose unusable items (an empty string, a number, null) the policy drops one
+    # by one, as the contract's parser does, rather than skipping the scanner (policy.py).
+    item_lists: ClassVar[tuple[str, ...]] = ()
 
     def can_redact(self) -> bool:
         """Whether a hit under ``action: redact`` can be rewritten rather than blocked."""

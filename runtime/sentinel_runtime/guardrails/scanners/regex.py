@@ -36,9 +36,7 @@ PROBE_LENGTH = 1024
 
 
 class RegexParams(ScannerParams):
-    # The policy drops an unusable item of these lists (an empty string, a number, null)
-    # rather than the scanner, as the contract's parser does (guardrails/policy.py). A
-    # pattern that does not compile still skips the scanner, as it does there.
+    # A pattern that does not compile still skips the scanner, as in the contract's parser.
     item_lists: ClassVar[tuple[str, ...]] = ("patterns",)
 
     patterns: list[str] = Field(min_length=1)
