@@ -26,7 +26,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +39,7 @@ from sentinel_runtime.guardrails.engine import (
     build_engine,
 )
 from sentinel_runtime.guardrails.policy import parse_policy, read_policy_file
+from sentinel_runtime.guardrails.scanners import secrets, sensitive
 from sentinel_runtime.guardrails.state import default_policy_path
 from stats import median, table, timings_ms
 from texts import assistant_text
@@ -96,28 +97,13 @@ def run_engine(engine: GuardrailsEngine, text: str) -> Verdict:
 # --------------------------------------------------------------------------- attribution
 
 
-def _rule_name(item: object) -> str:
-    for attr in ("detector", "rule", "rule_id", "secret_type", "kind", "type"):
-        value = getattr(item, attr, None)
-        if isinstance(value, str):
-            return value
-    if isinstance(item, tuple) and item and isinstance(item[-1], str):
-        return item[-1]
-    return type(item).__name__
-
-
-def _findings(scanner: object, text: str) -> Iterable[object] | None:
-    """The scanner's own findings on ``text``, through whatever it exposes."""
-    for owner in (scanner, getattr(scanner, "engine", None), getattr(scanner, "detectors", None)):
-        if owner is None:
-            continue
-        for method in ("detections", "find_all", "find"):
-            fn = getattr(owner, method, None)
-            if callable(fn):
-                try:
-                    return fn(text)
-                except TypeError:
-                    continue
+def _rule_names(scanner: object, text: str) -> set[str] | None:
+    """The names of the scanner's own rules that fire on ``text``: the secrets scanner's
+    detections, the sensitive scanner's placeholders; None for a scanner that names none."""
+    if isinstance(scanner, secrets.SecretsScanner):
+        return {d.detector for d in scanner.detections(text)}
+    if isinstance(scanner, sensitive.SensitiveScanner):
+        return {replacement for _start, _end, replacement in scanner.find(text)}
     return None
 
 
@@ -141,10 +127,10 @@ def attributor(engine: GuardrailsEngine) -> Callable[[str], set[str]]:
         else:
 
             def fire(text: str, kind=spec.type, scanner=scanner) -> set[str]:
-                found = _findings(scanner, text)
-                if found is None:
+                names = _rule_names(scanner, text)
+                if names is None:
                     return {kind} if not scanner.scan(text).valid else set()
-                return {f"{kind}:{_rule_name(f)}" for f in found}
+                return {f"{kind}:{name}" for name in names}
 
             parts.append(fire)
     return lambda text: set().union(*(p(text) for p in parts)) if parts else set()
@@ -152,9 +138,7 @@ def attributor(engine: GuardrailsEngine) -> Callable[[str], set[str]]:
 
 def detector_table_usable(engine: GuardrailsEngine) -> bool:
     """Whether the secrets scanner names its rules (then precision is given per detector)."""
-    return any(
-        a.spec.type == "secrets" and _findings(a.scanner, "x") is not None for a in engine.scanners
-    )
+    return any(isinstance(a.scanner, secrets.SecretsScanner) for a in engine.scanners)
 
 
 # --------------------------------------------------------------------------- baselines
