@@ -1,7 +1,9 @@
 """The conflict finder's cache gives what the plain reading gives: ``_facts`` (a chunk's
 sentences with a number or a name, cached per text) holds exactly the sentences ``_claims``
-used to read one by one, and ``numbers`` is the loop over every token (written out below, on
-tricky tokens: number words inside words, case, hyphens, apostrophes, other scripts' digits)."""
+used to read one by one; ``numbers`` is the loop over every token and ``names`` the loop over
+every capitalised run (both written out below, without the pre-checks that skip sentences
+holding neither), on tricky tokens: number words inside words, case, hyphens, apostrophes,
+other scripts' digits and capitals, capitals after dots and digits."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from sentinel_runtime.index import analysis
 from sentinel_runtime.pipeline import conflicts
 
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:st|nd|rd|th)?|[A-Za-z][A-Za-z'\-]*")
+_ENTITY = re.compile(r"(?<![\w.])[A-Z][a-zA-Z\-]+(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][a-zA-Z\-]+)*")
 
 
 def plain_numbers(sentence: str) -> dict[str, set[str]]:
@@ -40,6 +43,20 @@ def plain_numbers(sentence: str) -> dict[str, set[str]]:
     return found
 
 
+def plain_names(sentence: str) -> set[str]:
+    found = set()
+    for match in _ENTITY.finditer(sentence):
+        words = match.group(0).split()
+        if match.start() == 0 and len(words) == 1:
+            continue
+        while words and words[0].lower() in analysis.TERM_STOPWORDS:
+            words.pop(0)
+        name = " ".join(words).lower()
+        if name and name not in conflicts._MONTHS and name not in analysis.TERM_STOPWORDS:
+            found.add(name)
+    return found
+
+
 PIECES = [
     *analysis.NUMBER_WORDS,
     "ONE",
@@ -55,6 +72,7 @@ PIECES = [
     "\u017fix",
     "oneK",
     "one\u212a",
+    "\u212aone",
     "twenty1",
     "3rd",
     "1,000",
@@ -75,6 +93,23 @@ PIECES = [
     "$",
     "10th",
     "tenth",
+    "1stone",
+    "New",
+    "York",
+    "of",
+    "de",
+    "The",
+    "In",
+    "May",
+    "McDonald",
+    "A.B",
+    "x.Y",
+    "\u00c9cole",
+    "\u0130stanbul",
+    "_Z",
+    "\t",
+    "\n",
+    "(Paris)",
 ]
 
 
@@ -89,6 +124,13 @@ def sentences() -> list[str]:
 def test_numbers_equals_the_plain_loop() -> None:
     for sentence in sentences():
         assert conflicts.numbers.__wrapped__(sentence) == plain_numbers(sentence), sentence
+
+
+def test_names_equals_the_plain_loop() -> None:
+    checked = sentences()
+    assert sum(bool(plain_names(s)) for s in checked) > 500  # the names path is exercised
+    for sentence in checked:
+        assert conflicts.names.__wrapped__(sentence) == plain_names(sentence), sentence
 
 
 @pytest.mark.parametrize("seed", [1, 2])

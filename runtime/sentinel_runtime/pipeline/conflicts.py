@@ -61,6 +61,10 @@ COPY_MIN = 0.85
 MIN_CLUSTER = 3
 
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:st|nd|rd|th)?|[A-Za-z][A-Za-z'\-]*")
+_DIGIT = re.compile(r"\d")
+# A sentence this finds nothing in has no name: every ``_ENTITY`` match would start at the
+# sentence's first character and hold one word (a second word's capital follows a space).
+_INNER_CAPITAL = re.compile(r"(?<=[^\w.])[A-Z]")
 
 
 def _number(token: str) -> str | None:
@@ -68,6 +72,15 @@ def _number(token: str) -> str | None:
     if lowered[:1].isdigit():
         return re.sub(r"(?:st|nd|rd|th)$", "", lowered).replace(",", "")
     return analysis.NUMBER_WORDS.get(lowered)
+
+
+def _may_count(text: str, tokens: list[str]) -> bool:
+    """Whether ``text`` (whose ``_TOKEN``s are ``tokens``) can hold a number: only a token
+    that opens with a digit or is a number word counts (``_number``). Sentence splitting
+    never cuts a token, so a text without one has no sentence with one."""
+    return bool(_DIGIT.search(text)) or not analysis.NUMBER_WORDS.keys().isdisjoint(
+        map(str.lower, tokens)
+    )
 
 
 @functools.lru_cache(maxsize=32768)  # the result is shared: callers never mutate it
@@ -79,6 +92,8 @@ def numbers(sentence: str) -> dict[str, set[str]]:
     ("in 2022": none, the empty slot).
     """
     tokens = _TOKEN.findall(sentence)
+    if not _may_count(sentence, tokens):
+        return {}
     found: dict[str, set[str]] = {}
     for index, token in enumerate(tokens):
         value = _number(token)
@@ -109,7 +124,9 @@ def _by_stem(counted: dict[str, set[str]]) -> dict[str, tuple[str, set[str]]]:
 @functools.lru_cache(maxsize=32768)  # the result is shared: callers never mutate it
 def names(sentence: str) -> set[str]:
     """Capitalised names in a sentence, lower-cased (months left out)."""
-    found = set()
+    found: set[str] = set()
+    if not _INNER_CAPITAL.search(sentence):
+        return found
     for match in _ENTITY.finditer(sentence):
         words = match.group(0).split()
         if match.start() == 0 and len(words) == 1:
@@ -150,8 +167,9 @@ def _facts(text: str) -> tuple[tuple[str, dict[str, set[str]], set[str]], ...]:
     """The sentences of a chunk that hold a number or a name, with them: what claims are
     made of, whatever the question (popular chunks come back request after request)."""
     found = []
+    may_count = _may_count(text, _TOKEN.findall(text))
     for sentence in analysis.sentences(text):
-        counted, named = numbers(sentence), names(sentence)
+        counted, named = numbers(sentence) if may_count else {}, names(sentence)
         if counted or named:
             found.append((sentence, counted, named))
     return tuple(found)
