@@ -4,6 +4,8 @@ loop, written out below)."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from sentinel_runtime.demo import corpus as demo_corpus
@@ -67,3 +69,40 @@ def test_candidates_equal_the_plain_reading(query: str, summary: bool) -> None:
         assert [(s.text, s.chunk_id, s.score) for s in got] == plain_candidates(
             query, hits, summary=summary
         )
+
+
+def _texts() -> list[str]:
+    """The demo corpus, and made-up texts: line breaks of every kind, final and inner sigma,
+    dotted capitals, combining marks, underscores, digits, words glued to punctuation."""
+    pieces = [
+        "Refund policy.",
+        "Customers may ask for a refund within 30 days.",
+        "ΟΔΟΣ ΣΑΣ.",
+        "Σίσυφος Σ.",
+        "İstanbul İİ",
+        "e\u0301cole caf\u00e9",
+        "snake_case_words here",
+        "ends?",
+        "Q3 2024!",
+        "(Quoted) start",
+        "\u2028",
+        "\x1c",
+        "\r\n",
+        "\n\n",
+        "\t",
+        "The VPN client needs the token.",
+        "a b",
+    ]
+    rng = random.Random(7)
+    made = ["".join(rng.choices(pieces + [" "] * 8, k=rng.randint(1, 14))) for _ in range(3000)]
+    return [d.text for d in demo_corpus.documents()] + made
+
+
+def test_chunk_keywords_are_those_of_the_whole_text() -> None:
+    texts = _texts()
+    assert sum(len(generation.sentences(t)) > 1 for t in texts) > 1000
+    for text in texts:
+        chunk_words, quotable = generation._quotable.__wrapped__(text)
+        assert chunk_words == frozenset(keywords(text)), repr(text)
+        long_enough = [s for s in generation.sentences(text) if len(s.split()) >= 4]
+        assert quotable == tuple((s, frozenset(keywords(s))) for s in long_enough), repr(text)

@@ -282,8 +282,11 @@ def sentences(text: str) -> list[str]:
 def _quotable(text: str) -> tuple[frozenset[str], tuple[tuple[str, frozenset[str]], ...]]:
     """A chunk's keywords, and its sentences long enough to quote with theirs: what ranking
     them reads whatever the question (popular chunks come back request after request)."""
-    long_enough = (s for s in sentences(text) if len(s.split()) >= MIN_WORDS)
-    return frozenset(keywords(text)), tuple((s, frozenset(keywords(s))) for s in long_enough)
+    read = [(sentence, frozenset(keywords(sentence))) for sentence in sentences(text)]
+    # The sentences hold every word of the text (only whitespace falls between them, and no
+    # word spans it), so the chunk's keywords are theirs: the text is not tokenised twice.
+    chunk_words = frozenset().union(*(words for _, words in read))
+    return chunk_words, tuple(pair for pair in read if len(pair[0].split()) >= MIN_WORDS)
 
 
 def _candidates(query: str, hits: Sequence[Hit], *, summary: bool) -> list[_Sentence]:
