@@ -137,6 +137,7 @@ class LocalSink:
     def __init__(self, settings: Settings, index: str) -> None:
         from sentinel_runtime.index import backends, embedders
         from sentinel_runtime.index.manager import IndexManager, check_name
+        from sentinel_runtime.pipeline.evidence_screen import EvidenceScreen
 
         check_name(index)
         self.index = index
@@ -144,6 +145,7 @@ class LocalSink:
             embedders.build_embedder(settings),
             settings.persist_dir(),
             backend=backends.from_settings(settings),
+            screen=EvidenceScreen(),  # as sentinel serve screens: the file's bits stay valid
         )
 
     def send(self, batch: Sequence[Document]) -> Tally:

@@ -26,6 +26,7 @@ from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import config as pipeline_config
 from sentinel_runtime.pipeline import runner
 from sentinel_runtime.pipeline.audit import AuditLog
+from sentinel_runtime.pipeline.evidence_screen import EvidenceScreen
 from sentinel_runtime.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -105,6 +106,7 @@ def _indexes(settings: Settings) -> IndexManager:
         build_embedder(settings),
         settings.persist_dir(),
         backend=index_backends.from_settings(settings),
+        screen=EvidenceScreen(),
     )
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from sentinel_runtime.index import base, chunking, memory, persistence
 from sentinel_runtime.index.base import IndexExistsError
 from sentinel_runtime.index.embedders import Embedder
+from sentinel_runtime.index.screening import Screen
 from sentinel_runtime.index.store import IndexStore
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
@@ -49,10 +50,12 @@ class EmbeddedBackend:
         max_chars: int = chunking.DEFAULT_MAX_CHARS,
         *,
         valid_name: Callable[[str], bool] = lambda _: True,
+        screen: Screen | None = None,
     ) -> None:
         self.embedder = embedder
         self.persist_dir = persist_dir
         self.max_chars = max_chars
+        self.screen = screen
         self._lock = threading.Lock()
         self._stores: dict[str, IndexStore] = {}
         # Files moved aside at start, because they could not be loaded.
@@ -71,7 +74,7 @@ class EmbeddedBackend:
                 continue
             try:
                 self._stores[name] = IndexStore.load(
-                    path, name, self.embedder, max_chars=self.max_chars
+                    path, name, self.embedder, max_chars=self.max_chars, screen=self.screen
                 )
             except Exception as exc:  # one bad file must not stop the start
                 self._quarantine(path, exc)
@@ -106,7 +109,9 @@ class EmbeddedBackend:
             store = self._stores.get(name)
             if store is not None:
                 return store, False
-            store = self._stores[name] = IndexStore(name, self.embedder, max_chars=self.max_chars)
+            store = self._stores[name] = IndexStore(
+                name, self.embedder, max_chars=self.max_chars, screen=self.screen
+            )
             return store, True
 
     def discard_if_empty(self, name: str, store: base.Store) -> None:
@@ -137,7 +142,9 @@ class EmbeddedBackend:
     def restore(self, name: str, file: Path, overwrite: bool) -> IndexStore:
         if name in self._stores and not overwrite:
             raise IndexExistsError(f"index {name!r} exists; load with overwrite to replace it")
-        store = IndexStore.load(file, name, self.embedder, max_chars=self.max_chars)
+        store = IndexStore.load(
+            file, name, self.embedder, max_chars=self.max_chars, screen=self.screen
+        )
         with self._lock:
             if name in self._stores and not overwrite:
                 raise IndexExistsError(f"index {name!r} exists; load with overwrite to replace it")

@@ -19,6 +19,7 @@ from sentinel_runtime.index import base, chunking, persistence
 from sentinel_runtime.index.backends import BackendFactory, EmbeddedBackend
 from sentinel_runtime.index.base import IndexExistsError, IndexNotFound
 from sentinel_runtime.index.embedders import Embedder
+from sentinel_runtime.index.screening import Screen
 from sentinel_runtime.index.types import Document
 
 __all__ = [
@@ -59,18 +60,23 @@ class IndexManager:
         *,
         max_chars: int = chunking.DEFAULT_MAX_CHARS,
         backend: BackendFactory | None = None,
+        screen: Screen | None = None,
     ) -> None:
         """``backend`` builds where the stores live (``backends.from_settings``); None is
         the embedded store. Building it loads or checks every existing index: the embedded
         store quarantines a file it cannot load (``quarantined``) and serves the others; a
-        Milvus collection this embedder cannot read stops the start."""
+        Milvus collection this embedder cannot read stops the start. ``screen`` judges
+        chunks as the embedded store indexes them (``screening``); Milvus does not keep
+        the verdicts, so its chunks are judged when retrieved."""
         self.embedder = embedder
         self.persist_dir = persist_dir
         self.max_chars = max_chars
         self.backend: base.StoreBackend = (
             backend(embedder, persist_dir, max_chars)
             if backend is not None
-            else EmbeddedBackend(embedder, persist_dir, max_chars, valid_name=valid_name)
+            else EmbeddedBackend(
+                embedder, persist_dir, max_chars, valid_name=valid_name, screen=screen
+            )
         )
 
     # -- lookup ----------------------------------------------------------------------------

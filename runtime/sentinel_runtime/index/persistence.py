@@ -1,7 +1,10 @@
 """The index file: one ``<name>.sentinel-index`` per index, replaced atomically.
 
 An uncompressed npz holding ``vectors`` (float32, one row per chunk) and ``meta`` (UTF-8
-JSON: format, version, embedder name and dimension, documents with their chunk spans).
+JSON: format, version, embedder name and dimension, documents with their chunk spans), and,
+when the index was screened at ingest (``screening``), ``quiet`` (one byte per chunk, in
+the rows' order) with the screen's stamp in ``meta``. A file without them reads as
+unscreened, so files written before screening existed load as they always did.
 Chunk texts are not stored twice: a chunk is a slice of its document (``chunking``).
 A write goes to a temporary file in the same directory, is fsync'd, then ``os.replace``d
 over the old file, so a crash leaves the old index or the new one, never half of either.
@@ -80,6 +83,8 @@ class Snapshot:
     dim: int
     documents: list[StoredDocument]
     vectors: np.ndarray  # rows: the chunks of documents[0], then of documents[1], ...
+    quiet: np.ndarray | None = None  # bool per row, set by the screen named ``screen``
+    screen: str | None = None
 
 
 def index_file(directory: Path, name: str) -> Path:
@@ -96,12 +101,16 @@ def write(path: Path, snapshot: Snapshot) -> None:
             for d in snapshot.documents
         ],
     }
+    arrays = {"vectors": snapshot.vectors.astype(np.float32)}
+    if snapshot.screen is not None and snapshot.quiet is not None:
+        meta["screen"] = snapshot.screen
+        arrays["quiet"] = snapshot.quiet.astype(np.uint8)
     encoded = np.frombuffer(json.dumps(meta, ensure_ascii=False).encode(), dtype=np.uint8)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, meta=encoded, vectors=snapshot.vectors.astype(np.float32))
+            np.savez(handle, meta=encoded, **arrays)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, path)
@@ -149,6 +158,7 @@ def read(path: Path) -> Snapshot:
         with os.fdopen(_open(path), "rb") as handle, np.load(handle, allow_pickle=False) as data:
             meta = json.loads(bytes(data["meta"]).decode())
             vectors = np.ascontiguousarray(data["vectors"], dtype=np.float32)
+            quiet = np.asarray(data["quiet"]) if "quiet" in data.files else None
     except (FileNotFoundError, IndexFileError):
         raise
     except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as exc:
@@ -172,7 +182,17 @@ def read(path: Path) -> Snapshot:
             )
             for d in meta["documents"]
         ]
-        snapshot = Snapshot(str(embedder["name"]), int(embedder["dim"]), documents, vectors)
+        screen = meta.get("screen")
+        if (screen is None) != (quiet is None) or not isinstance(screen, str | None):
+            raise ValueError("a screen stamp needs its quiet bits, and the bits their stamp")
+        snapshot = Snapshot(
+            str(embedder["name"]),
+            int(embedder["dim"]),
+            documents,
+            vectors,
+            None if quiet is None else quiet.astype(bool),
+            screen,
+        )
     except (KeyError, TypeError, ValueError) as exc:
         raise IndexFileError(f"{path} has damaged metadata: {exc}") from exc
     _check_shapes(path, snapshot)
@@ -185,6 +205,11 @@ def _check_shapes(path: Path, snapshot: Snapshot) -> None:
         raise IndexFileError(
             f"{path} holds vectors of shape {snapshot.vectors.shape}; its documents need "
             f"({rows}, {snapshot.dim})"
+        )
+    if snapshot.quiet is not None and snapshot.quiet.shape != (rows,):
+        raise IndexFileError(
+            f"{path} holds screening bits of shape {snapshot.quiet.shape}; its documents "
+            f"need ({rows},)"
         )
     for doc in snapshot.documents:
         if not doc.spans or any(not 0 <= s < e <= len(doc.text) for s, e in doc.spans):

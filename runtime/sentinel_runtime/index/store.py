@@ -6,7 +6,8 @@ Dense (``dense``: FAISS inner product over unit vectors) and lexical (``bm25``) 
 are fused by reciprocal rank fusion; ``filters`` turns a ``SearchFilter`` into the set of
 chunks both halves may return. ``persistence`` writes and reads the file of one index;
 ``manager`` owns the named stores. Every method is safe to call from several threads:
-embedding runs outside the lock, applying the result inside it.
+embedding (and screening, ``screening``, when the store has a screen) runs outside the
+lock, applying the result inside it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sentinel_runtime.index import analysis, base, chunking, filters, memory, pe
 from sentinel_runtime.index.bm25 import BM25
 from sentinel_runtime.index.dense import DenseIndex
 from sentinel_runtime.index.embedders import Embedder, RemoteEmbedder
+from sentinel_runtime.index.screening import Screen
 from sentinel_runtime.index.types import Chunk, Document, Hit, SearchFilter
 
 RRF_K = base.RRF_K
@@ -46,20 +48,35 @@ class _Prepared:
     spans: list[chunking.Span]
     vectors: np.ndarray
     words: list[list[str]]  # per chunk, for BM25
+    quiet: Sequence[bool]  # per chunk: the screen's verdict (``Chunk.quiet``)
 
     @classmethod
-    def of(cls, doc: Document, spans: list[chunking.Span], vectors: np.ndarray) -> _Prepared:
+    def of(
+        cls,
+        doc: Document,
+        spans: list[chunking.Span],
+        vectors: np.ndarray,
+        quiet: Sequence[bool],
+    ) -> _Prepared:
         words = [analysis.tokenize(doc.text[s:e]) for s, e in spans]
-        return cls(doc, spans, vectors, words)
+        return cls(doc, spans, vectors, words, quiet)
 
 
 class IndexStore:
     def __init__(
-        self, name: str, embedder: Embedder, *, max_chars: int = chunking.DEFAULT_MAX_CHARS
+        self,
+        name: str,
+        embedder: Embedder,
+        *,
+        max_chars: int = chunking.DEFAULT_MAX_CHARS,
+        screen: Screen | None = None,
     ) -> None:
+        """``screen`` judges each chunk as it is indexed (``screening``); None: no chunk is
+        ``quiet``, each is judged when retrieved."""
         self.name = name
         self.embedder = embedder
         self.max_chars = max_chars
+        self.screen = screen
         self._lock = threading.RLock()
         self._save_lock = threading.Lock()
         self._retired = False
@@ -94,9 +111,15 @@ class IndexStore:
             spans.append(chunking.split_spans(doc.text, self.max_chars))
         texts = [doc.text[s:e] for doc, sp in zip(documents, spans, strict=True) for s, e in sp]
         vectors = self.embedder.embed(texts) if texts else np.zeros((0, self.embedder.dim))
+        quiet = self.screen.quiet(texts) if self.screen is not None else [False] * len(texts)
         bounds = np.cumsum([0, *map(len, spans)])
         return [
-            _Prepared.of(doc, sp, vectors[bounds[i] : bounds[i + 1]])
+            _Prepared.of(
+                doc,
+                sp,
+                vectors[bounds[i] : bounds[i + 1]],
+                quiet[bounds[i] : bounds[i + 1]],
+            )
             for i, (doc, sp) in enumerate(zip(documents, spans, strict=True))
         ]
 
@@ -133,6 +156,7 @@ class IndexStore:
                     position,
                     doc.text[start:end],
                     doc.metadata,
+                    item.quiet[position],
                 )
                 self._chunks[key] = chunk
                 self._key_of[chunk.chunk_id] = key
@@ -284,7 +308,12 @@ class IndexStore:
             ]
             keys = np.concatenate([e.keys for e in entries]) if entries else np.zeros(0, np.int64)
             vectors = self._dense.vectors_of(keys)
-        return persistence.Snapshot(self.embedder.name, self.embedder.dim, documents, vectors)
+            quiet = np.fromiter((self._chunks[k].quiet for k in keys.tolist()), bool, len(keys))
+        if self.screen is None:
+            return persistence.Snapshot(self.embedder.name, self.embedder.dim, documents, vectors)
+        return persistence.Snapshot(
+            self.embedder.name, self.embedder.dim, documents, vectors, quiet, self.screen.stamp
+        )
 
     def save(self, path: Path) -> None:
         """Write the index to ``path`` atomically; concurrent saves land in call order.
@@ -309,18 +338,26 @@ class IndexStore:
         embedder: Embedder,
         *,
         max_chars: int = chunking.DEFAULT_MAX_CHARS,
+        screen: Screen | None = None,
     ) -> IndexStore:
-        """Read ``path``; a file of another format version or embedder is refused."""
+        """Read ``path``; a file of another format version or embedder is refused. Its
+        screening bits are kept only when ``screen`` is the screen that set them (same
+        stamp); otherwise every chunk is unscreened, judged when retrieved."""
         snapshot = persistence.read(path)
         persistence.check_embedder(path, snapshot, embedder.name, embedder.dim)
-        store = cls(name, embedder, max_chars=max_chars)
+        store = cls(name, embedder, max_chars=max_chars, screen=screen)
         bounds = np.cumsum([0, *(len(d.spans) for d in snapshot.documents)])
+        same_screen = screen is not None and snapshot.screen == screen.stamp
+        quiet = snapshot.quiet if same_screen and snapshot.quiet is not None else None
+        if quiet is None:
+            quiet = np.zeros(len(snapshot.vectors), dtype=bool)
         store._insert(
             [
                 _Prepared.of(
                     Document(d.doc_id, d.text, base.json_metadata(d.doc_id, d.metadata)),
                     d.spans,
                     snapshot.vectors[bounds[i] : bounds[i + 1]],
+                    quiet[bounds[i] : bounds[i + 1]].tolist(),
                 )
                 for i, d in enumerate(snapshot.documents)
             ]

@@ -29,6 +29,8 @@ class Chunk:
     position: int
     text: str
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # An ingest screen found nothing to act on in the text (``screening``); False: unknown.
+    quiet: bool = field(default=False, compare=False)
 
     @property
     def source(self) -> str | None:

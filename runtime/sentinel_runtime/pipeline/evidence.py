@@ -39,6 +39,10 @@ Fallback (:func:`fallback_for`), when hits existed but fewer than ``min_kept`` w
 
 Each step narrows what the previous one tried, so the runner's loop ends. Scanners are
 built once per configuration (``_scanners``), never per chunk.
+
+A chunk the ingest screen found ``quiet`` (``index.screening``, ``quiet_text``: no harm,
+secret, PII item or injection whatever the question) skips those four judges here: its
+verdict is the one they would give, read from the chunk instead of its text.
 """
 
 from __future__ import annotations
@@ -100,6 +104,10 @@ class EvidenceConfig(BaseModel):
     secrets_plugins: tuple[str, ...] | None = None  # detect-secrets plugins; None: defaults
 
 
+# The configuration quiet_text judges with: every PII detector, the default secrets plugins.
+_SCREEN_CONFIG = EvidenceConfig()
+
+
 @dataclass(frozen=True)
 class _Scanners:
     sensitive: sensitive_scanner.SensitiveScanner
@@ -131,6 +139,26 @@ class _DocumentSignals:
     harm: harm.HarmAssessment
     secrets: bool
     pii_dense: bool
+
+
+_QUIET_SIGNALS = _DocumentSignals(harm=harm.NONE, secrets=False, pii_dense=False)
+
+
+def quiet_text(text: str) -> bool:
+    """Whether ``text`` scores nothing on harm, secrets, PII or injection under every
+    evidence configuration that keeps the default secrets plugins, whatever the question:
+    no procedural harm, no credential (default plugins), no PII item (every detector, so
+    none for any subset of them), and an injection reading clean without the question.
+
+    The ingest screen's verdict (``evidence_screen``); it reads the text afresh, without
+    the per-text caches a retrieved chunk fills."""
+    found = harm.assess_procedural_harm(text)
+    if found.category != "none" and found.procedural:
+        return False
+    scanners = _scanners(_SCREEN_CONFIG)
+    if scanners.secrets.engine.find(text) or scanners.sensitive.find(text):
+        return False
+    return injection.reads_clean(text)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -189,11 +217,14 @@ def score_evidence(
 ) -> EvidenceVerdict:
     """S_e of one chunk (see the module docstring) and whether it is kept."""
     text = hit.chunk.text
-    signals = _document_signals(text, config)
+    if hit.chunk.quiet and config.secrets_plugins is None:
+        signals, injected = _QUIET_SIGNALS, injection.CLEAN  # what quiet_text proved
+    else:
+        signals = _document_signals(text, config)
+        injected = injection.assess_injection(text, query)
     weights = config.weights
     harm_found = signals.harm
     harm_cost = _harm(harm_found, state, plan, config)
-    injected = injection.assess_injection(text, query)
     components = {
         "relevance": round(relevance(hit, query), 3),
         "harm": round(harm_cost, 3),

@@ -461,6 +461,15 @@ def assess_injection(text: str, query: str = "") -> InjectionAssessment:
     return _read(text).given(query)
 
 
+def reads_clean(text: str) -> bool:
+    """Whether ``text`` scores nothing whatever the query (``assess_injection`` gives
+    ``CLEAN`` for every query). Read afresh: for screening many texts once each, which
+    would only push popular chunks out of ``_read``'s cache."""
+    if not text or not text.strip():
+        return True
+    return _read.__wrapped__(text).fixed == CLEAN
+
+
 class _UnitCues(NamedTuple):
     cues: tuple[Cue, ...]  # the directive cues, then the code cues
     switch: _Switch | None  # a request whose score waits for the query (prose only)
