@@ -1,8 +1,9 @@
 """Index build throughput and query latency of the built-in index on a synthetic corpus.
 
 Build: 100k documents of about 500 characters (one chunk each) posted in batches of 5000
-to ``IndexStore.add``: chunking, the hashing embedder, FAISS and BM25 together; then one
-save of the index file and one load of it (what a restart costs).
+to ``IndexStore.add``: chunking, the hashing embedder, the ingest screen (the evidence
+filter's, as ``sentinel serve`` screens), FAISS and BM25 together; then one save of the
+index file and one load of it (what a restart costs).
 Query latency, beside baselines measured in the same run on the same queries:
 
 * ``IndexStore.search (hybrid)``: embed the query, FAISS and BM25 candidates, fusion;
@@ -26,6 +27,7 @@ from sentinel_runtime.index.bm25 import BM25
 from sentinel_runtime.index.hashing import HashingEmbedder
 from sentinel_runtime.index.store import IndexStore
 from sentinel_runtime.index.types import Document, SearchFilter
+from sentinel_runtime.pipeline.evidence_screen import EvidenceScreen
 from stats import median, p99, table, timings_ms
 
 # fmt: off
@@ -95,7 +97,8 @@ def run(quick: bool = False) -> str:
     n_queries = 100 if quick else 500
     docs = corpus(n_docs)
     embedder = HashingEmbedder()
-    store = IndexStore("bench", embedder)
+    screen = EvidenceScreen()
+    store = IndexStore("bench", embedder, screen=screen)
     started = time.perf_counter()
     for i in range(0, n_docs, BATCH):
         store.add(docs[i : i + BATCH])
@@ -107,6 +110,9 @@ def run(quick: bool = False) -> str:
     started = time.perf_counter()
     embedder.embed(sample)
     embed_rate = len(sample) / (time.perf_counter() - started)
+    started = time.perf_counter()
+    screen.quiet(sample)
+    screen_rate = len(sample) / (time.perf_counter() - started)
 
     lexical = BM25()
     started = time.perf_counter()
@@ -143,7 +149,7 @@ def run(quick: bool = False) -> str:
         save_s = time.perf_counter() - started
         file_mb = path.stat().st_size / 2**20
         started = time.perf_counter()
-        IndexStore.load(path, "bench", embedder)
+        IndexStore.load(path, "bench", embedder, screen=screen)
         load_s = time.perf_counter() - started
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -153,6 +159,7 @@ def run(quick: bool = False) -> str:
             f"{build:.1f}",
             f"{chunks / build:,.0f}",
             f"{embed_rate:,.0f}",
+            f"{screen_rate:,.0f}",
             f"{bm25_rate:,.0f}",
             f"{save_s:.1f} ({file_mb:,.0f} MB)",
             f"{load_s:.1f}",
@@ -162,12 +169,14 @@ def run(quick: bool = False) -> str:
     return "\n\n".join(
         [
             table(
-                "Index build: IndexStore.add in batches of 5000 (chunk + embed + FAISS + BM25)",
+                "Index build: IndexStore.add in batches of 5000"
+                " (chunk + embed + screen + FAISS + BM25)",
                 [
                     "corpus",
                     "seconds",
                     "chunks/s",
                     "embed only/s",
+                    "screen only/s",
                     "BM25 only/s",
                     "save s",
                     "load s",
