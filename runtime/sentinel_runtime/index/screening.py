@@ -6,11 +6,11 @@ instead of when it is retrieved, takes that work off the answer's path.
 
 The index keeps one bit per chunk, ``Chunk.quiet``: a ``Screen`` found nothing in the text
 that a judge at answer time would act on, whatever the question. The index does not know
-what the judges are (the evidence filter supplies the screen: ``pipeline.evidence``). It
-keeps the bits with the chunks and persists them beside the screen's ``stamp``, and reads
-them back only under the same stamp: a file written by another version of the judges is
-loaded with every chunk unscreened, and those chunks are judged when retrieved, as they
-would be without a screen.
+what the judges are (the application hands it the evidence filter's screen,
+``pipeline.evidence_screen``). It keeps the bits with the chunks and persists them beside
+the screen's ``stamp``, and reads them back only under the same stamp: a file written by
+another version of the judges is loaded with every chunk unscreened, and those chunks are
+judged when retrieved, as they would be without a screen.
 """
 
 from __future__ import annotations

@@ -348,7 +348,7 @@ class IndexStore:
         store = cls(name, embedder, max_chars=max_chars, screen=screen)
         bounds = np.cumsum([0, *(len(d.spans) for d in snapshot.documents)])
         same_screen = screen is not None and snapshot.screen == screen.stamp
-        quiet = snapshot.quiet if same_screen and snapshot.quiet is not None else None
+        quiet = snapshot.quiet if same_screen else None
         if quiet is None:
             quiet = np.zeros(len(snapshot.vectors), dtype=bool)
         store._insert(
