@@ -322,14 +322,14 @@ class _DetectSecretsEngine:
         finds nothing there, and running all of them over one long line was the cost.
         """
         joined = "\n".join(lines)
-        starts = [0]
-        for line in lines[:-1]:
-            starts.append(starts[-1] + len(line) + 1)
+        starts: list[int] | None = None  # where each line begins, once a match needs it
         folded_lines: list[str] | None = None
         hits: dict[int, set[int]] = {}
         for gate in (self.gates[index] for index in self.gate_literals.possible(joined)):
             if not gate.any_of:
                 for m in gate.regex.finditer(joined):
+                    if starts is None:
+                        starts = _line_starts(lines)
                     first = bisect.bisect_right(starts, m.start())
                     last = bisect.bisect_right(starts, max(m.start(), m.end() - 1))
                     for number in range(first, last + 1):
@@ -390,13 +390,15 @@ class _DetectSecretsEngine:
 
     def _line_passes(self, text: str) -> Iterator[list[str]]:
         """The line lists detect-secrets' file scan would check, in its order."""
-        # Universal newlines, as the file scan's text-mode open(): a lone "\r" ends a line.
-        handle = _NamedStringIO(text, newline=None)
-        transformed = self._get_transformed_file(handle) if _opens_with_section(text) else None
-        yield transformed or handle.readlines()
+        if _opens_with_section(text):
+            # Universal newlines, as the file scan's text-mode open(): a lone "\r" ends a line.
+            handle = _NamedStringIO(text, newline=None)
+            yield self._get_transformed_file(handle) or handle.readlines()
+        else:
+            yield file_lines(text)
         if not self._eager_pass_can_find(text):
             return
-        handle.seek(0)
+        handle = _NamedStringIO(text, newline=None)
         eager = self._get_transformed_file(handle, use_eager_transformers=True)
         if eager:
             yield eager
@@ -407,6 +409,31 @@ class _DetectSecretsEngine:
             if findings:
                 return findings
         return []
+
+
+def _line_starts(lines: list[str]) -> list[int]:
+    """Where each of ``lines`` begins in ``"\\n".join(lines)``."""
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    return starts
+
+
+def file_lines(text: str) -> list[str]:
+    """The lines a text-mode read of ``text`` gives: ``readlines()`` of a universal-newline
+    ``StringIO``, as the file scan reads them, without building one for the usual answer.
+
+    Without a "\\r" only "\\n" ends a line there (not str.splitlines()'s other breaks), each
+    line keeps its "\\n", and a text ending in one has no empty last line.
+    """
+    if "\r" in text:
+        return _NamedStringIO(text, newline=None).readlines()
+    lines = text.split("\n")
+    last = lines.pop()
+    kept = [line + "\n" for line in lines]
+    if last:
+        kept.append(last)
+    return kept
 
 
 def _opens_with_section(text: str) -> bool:

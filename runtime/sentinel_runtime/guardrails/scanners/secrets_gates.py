@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import ahocorasick
+
 # Some plugin regexes cost up to 50 microseconds per line (case-insensitive alternations
 # behind lookaheads), others scan every position of the text for a character class.
 # Each regex of these plugins needs, on the line it matches, one of the ``any_of``
@@ -48,8 +50,10 @@ EAGER_ADDED = frozenset(' ="\\')
 # pass is skipped only when the text lacks a sharper piece every match holds, contiguous and
 # made of nothing the pass adds: the digits and colon of a Telegram token, "AKC" or "AP" and a
 # hex digit of an Artifactory token. ``test_secrets_pregates`` checks them on the regexes.
+# Telegram's piece is a digit then a colon, written from the colon: ``re`` jumps from one
+# literal first character to the next, but tries a class (``\d``) at every start.
 EAGER_NEEDS: dict[str, re.Pattern[str]] = {
-    "TelegramBotTokenDetector": re.compile(r"\d:"),
+    "TelegramBotTokenDetector": re.compile(r":(?<=\d:)"),
     "ArtifactoryDetector": re.compile(r"AKC|AP[\dABCDEF]"),
 }
 # Plugins whose regexes hold no anchor, no lookbehind and nothing that matches what the pass
@@ -70,6 +74,9 @@ FILTER_PREGATES: dict[str, str] = {
 
 # A match attempt from one start costs about what searching this many characters does.
 WINDOW_START_COST = 8
+# Literal occurrences read per literal before GateLiterals looks each literal up instead: a
+# text dense with them ("....") costs no more than one substring check per literal.
+HITS_PER_LITERAL = 4
 
 
 def first_known(verdict: bool | None, regex: re.Pattern[str], line: str) -> bool:
@@ -77,13 +84,13 @@ def first_known(verdict: bool | None, regex: re.Pattern[str], line: str) -> bool
 
 
 class GateLiterals:
-    """Which gates can match a text, from one substring check per distinct literal.
+    """Which gates can match a text, from the distinct literals found in it.
 
     A gate with ``any_of`` can pass on a line only if one of them (case-folded for a folded
     gate) is in that line, so in the text; one with ``prefixes`` only if a prefix is in the
     text; a gate with neither always runs. Many gates share literals (``key``, ``:``), so
-    checking each once instead of per gate saves most of the scanner's cost on a short
-    answer, with the same gates left to run.
+    looking each up once instead of per gate saves most of the scanner's cost on a short
+    answer, with the same gates left to run; one Aho-Corasick pass finds them all.
     """
 
     def __init__(self, gates: tuple[Gate, ...]) -> None:
@@ -101,19 +108,49 @@ class GateLiterals:
         self._always = tuple(always)
         self._plain = tuple((literal, tuple(found)) for literal, found in plain.items())
         self._folded = tuple((literal, tuple(found)) for literal, found in folded.items())
+        self._plain_automaton = _automaton({lit: gates for lit, gates in self._plain})
+        self._folded_automaton = _automaton({lit: gates for lit, gates in self._folded})
 
     def possible(self, text: str) -> list[int]:
         """Indexes of the gates that may match ``text``, in gate order."""
         chosen = set(self._always)
-        for literal, gates in self._plain:
-            if literal in text:
-                chosen.update(gates)
+        _open_gates(self._plain_automaton, self._plain, text, chosen)
         if self._folded:
-            casefolded = text.casefold()
-            for literal, gates in self._folded:
-                if literal in casefolded:
-                    chosen.update(gates)
+            _open_gates(self._folded_automaton, self._folded, text.casefold(), chosen)
         return sorted(chosen)
+
+
+def _automaton(values: dict[str, object]) -> ahocorasick.Automaton | None:
+    """An Aho-Corasick automaton reporting ``values[literal]`` for each occurrence of a
+    literal (None for no literals)."""
+    if not values:
+        return None
+    automaton = ahocorasick.Automaton()
+    for literal, value in values.items():
+        automaton.add_word(literal, value)
+    automaton.make_automaton()
+    return automaton
+
+
+def _open_gates(
+    automaton: ahocorasick.Automaton | None,
+    table: tuple[tuple[str, tuple[int, ...]], ...],
+    text: str,
+    chosen: set[int],
+) -> None:
+    """Add to ``chosen`` the gates of every literal of ``table`` that is in ``text``.
+
+    One pass over the text finds them all, where a substring check per literal read a short
+    answer once per literal (47 checks). A text holding literals many times over is looked
+    up literal by literal instead, so it costs what it did before.
+    """
+    if automaton is None:
+        return
+    for count, (_end, gates) in enumerate(automaton.iter(text)):
+        if count == HITS_PER_LITERAL * len(table):
+            chosen.update(g for literal, found in table if literal in text for g in found)
+            return
+        chosen.update(gates)
 
 
 @dataclass(frozen=True)
@@ -128,8 +165,8 @@ class EagerTriggers:
     """
 
     always: bool
-    literals: re.Pattern[str] | None
-    folded: re.Pattern[str] | None
+    literals: ahocorasick.Automaton | None
+    folded: ahocorasick.Automaton | None
     regexes: tuple[re.Pattern[str], ...]
 
     @classmethod
@@ -152,23 +189,22 @@ class EagerTriggers:
             if not literals or any(set(lit) <= EAGER_ADDED for lit in literals):
                 always = True
             (folded if gate.folded else plain).update(literals)
-        return cls(always, _alternation(plain), _alternation(folded), tuple(regexes))
+        return cls(
+            always,
+            _automaton(dict.fromkeys(plain, True)),
+            _automaton(dict.fromkeys(folded, True)),
+            tuple(regexes),
+        )
 
     def can_find(self, text: str) -> bool:
         if self.always or "%(" in text:
             return True
-        if self.literals is not None and self.literals.search(text):
+        # The first occurrence of any literal settles it (one pass, stopped there).
+        if self.literals is not None and next(self.literals.iter(text), None) is not None:
             return True
-        if self.folded is not None and self.folded.search(text.casefold()):
+        if self.folded is not None and next(self.folded.iter(text.casefold()), None) is not None:
             return True
         return any(pattern.search(text) for pattern in self.regexes)
-
-
-def _alternation(literals: set[str]) -> re.Pattern[str] | None:
-    """One search for any of ``literals`` (``None`` for none)."""
-    if not literals:
-        return None
-    return re.compile("|".join(re.escape(lit) for lit in sorted(literals, key=len, reverse=True)))
 
 
 @dataclass(frozen=True)
@@ -192,6 +228,9 @@ class Gate:
         long line holding "key" once cost milliseconds per regex.
         """
         if self.reach is None or len(haystack) != len(line):  # casefold grew: offsets moved
+            return None
+        if len(line) <= WINDOW_START_COST * (self.reach + 1):
+            # One literal's window alone could cost what searching the whole line does.
             return None
         starts: set[int] = set()
         for literal in self.any_of:
