@@ -24,7 +24,8 @@ from sentinel_runtime.guardrails.state import default_policy_path
 from stats import table
 from texts import assistant_text
 
-# The answer bench/http_load.py's upstream gives (84 characters of prose).
+# The answer bench/http_load.py's upstream gives (82 characters of prose), copied: importing
+# that module pulls in the CLI and the test servers.
 HTTP_LOAD_ANSWER = (
     "The capital of France is Paris, on the Seine; about two million people live there."
 )
@@ -52,7 +53,7 @@ def run(quick: bool = False) -> str:
     regex_scanner = by_type["regex"]
     per_pattern = dataclasses.replace(regex_scanner, joined=None, alone=())
     texts = [
-        ("http_load answer (84 chars)", HTTP_LOAD_ANSWER),
+        (f"http_load answer ({len(HTTP_LOAD_ANSWER)} chars)", HTTP_LOAD_ANSWER),
         ("200 B, clean", assistant_text(200, with_findings=False)),
         ("200 B, findings", assistant_text(200, with_findings=True)),
         ("2 KB, clean", assistant_text(2_000, with_findings=False)),
