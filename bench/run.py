@@ -19,7 +19,8 @@ guardrails' recall per secret kind, and what they change in benign look-alikes, 
 labelled set (``secrets_detectors``). The HTTP hot path under wrk (``http_load``, issue 23):
 default policy at least 0.85x guardrails off, guardrails off at least 0.2x a bare ASGI app
 under the same uvicorn (``bench/http_load.py --tail`` for p99 against p50 at one client); the
-upstream client alone against the httpx client it replaced (``upstream_client``).
+upstream client alone against the httpx client it replaced (``upstream_client``), and each
+default-policy scanner's CPU per short answer (``scanner_answer_cost``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import index_memory  # noqa: E402
 import injection_speed  # noqa: E402
 import reload_under_load  # noqa: E402
 import request_judge  # noqa: E402
+import scanner_answer_cost  # noqa: E402
 import scanner_overhead  # noqa: E402
 import secrets_detectors  # noqa: E402
 import secrets_long_line  # noqa: E402
@@ -55,6 +57,7 @@ def main() -> int:  # noqa: PLR0915 (one if per benchmark)
         "--only",
         choices=[
             "scanners",
+            "scanner_answer_cost",
             "secrets_long_line",
             "secrets_detectors",
             "reload",
@@ -77,6 +80,9 @@ def main() -> int:  # noqa: PLR0915 (one if per benchmark)
     args = parser.parse_args()
     if args.only in (None, "scanners"):
         print(scanner_overhead.run(quick=args.quick), flush=True)
+        print()
+    if args.only in (None, "scanner_answer_cost"):
+        print(scanner_answer_cost.run(quick=args.quick), flush=True)
         print()
     if args.only in (None, "secrets_long_line"):
         print(secrets_long_line.run(quick=args.quick), flush=True)
