@@ -163,7 +163,7 @@ def _covered(module: str) -> bool:
     as_file = "/".join(parts) + ".py"
     as_package = "/".join(parts)
     return any(
-        as_file == entry or as_file.startswith(entry + "/") or as_package.startswith(entry)
+        entry in (as_file, as_package) or as_package.startswith(entry + "/")
         for entry in evidence_screen.JUDGE_FILES
     )
 

@@ -308,11 +308,12 @@ class IndexStore:
             ]
             keys = np.concatenate([e.keys for e in entries]) if entries else np.zeros(0, np.int64)
             vectors = self._dense.vectors_of(keys)
-            quiet = np.fromiter((self._chunks[k].quiet for k in keys.tolist()), bool, len(keys))
-        if self.screen is None:
-            return persistence.Snapshot(self.embedder.name, self.embedder.dim, documents, vectors)
+            quiet = stamp = None  # an unscreened store saves no bits
+            if self.screen is not None:
+                stamp = self.screen.stamp
+                quiet = np.fromiter((self._chunks[k].quiet for k in keys.tolist()), bool, len(keys))
         return persistence.Snapshot(
-            self.embedder.name, self.embedder.dim, documents, vectors, quiet, self.screen.stamp
+            self.embedder.name, self.embedder.dim, documents, vectors, quiet, stamp
         )
 
     def save(self, path: Path) -> None:
