@@ -16,7 +16,7 @@ import statistics
 import time
 
 from sentinel_runtime.evaluation import obfuscation
-from sentinel_runtime.pipeline import deobfuscate
+from sentinel_runtime.pipeline.understand import deobfuscate
 from stats import p99, table
 
 QUESTIONS = (

@@ -38,8 +38,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from sentinel_runtime.evaluation import datasets
-from sentinel_runtime.pipeline import harm
-from sentinel_runtime.pipeline import harm_lexicon as lexicon
+from sentinel_runtime.pipeline.signals import harm
+from sentinel_runtime.pipeline.signals import harm_lexicon as lexicon
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "runtime" / "sentinel_runtime" / "demo" / "corpus.jsonl"

@@ -7,9 +7,9 @@ they agree.
 
 from __future__ import annotations
 
-from sentinel_runtime.pipeline import harm
-from sentinel_runtime.pipeline import harm_lexicon as lexicon
-from sentinel_runtime.pipeline.harm import ACT, BASE, GOAL, MENTION, HarmAssessment
+from sentinel_runtime.pipeline.signals import harm
+from sentinel_runtime.pipeline.signals import harm_lexicon as lexicon
+from sentinel_runtime.pipeline.signals.harm import ACT, BASE, GOAL, MENTION, HarmAssessment
 
 
 def assess_harm(text: str) -> HarmAssessment:

@@ -21,7 +21,7 @@ from pathlib import Path
 import harm_reference
 from judge_speed import Args, datasets_root, english_groups, in_turn, speed_table
 from sentinel_runtime.evaluation import datasets
-from sentinel_runtime.pipeline import harm
+from sentinel_runtime.pipeline.signals import harm
 from texts import assistant_text
 
 

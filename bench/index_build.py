@@ -27,7 +27,7 @@ from sentinel_runtime.index.bm25 import BM25
 from sentinel_runtime.index.hashing import HashingEmbedder
 from sentinel_runtime.index.store import IndexStore
 from sentinel_runtime.index.types import Document, SearchFilter
-from sentinel_runtime.pipeline.evidence_screen import EvidenceScreen
+from sentinel_runtime.pipeline.evidence.screen import EvidenceScreen
 from stats import median, p99, table, timings_ms
 
 # fmt: off

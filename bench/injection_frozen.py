@@ -2,7 +2,7 @@
 
 Benchmark-only: ``injection_speed`` times it beside the current module in the same run,
 so the ratio does not depend on how busy the shared machine is. The equivalence test
-(``tests/pipeline/test_injection_equivalence.py``) compares against recorded verdicts of
+(``tests/pipeline/signals/test_injection_equivalence.py``) compares against recorded verdicts of
 this code, not against this file. Do not edit; the original module docstring follows.
 
 Indirect prompt injection: instructions hidden in a document and aimed at the model.

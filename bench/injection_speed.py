@@ -31,7 +31,7 @@ from judge_speed import (
     speed_table,
 )
 from sentinel_runtime.evaluation import injection as bipia
-from sentinel_runtime.pipeline import injection
+from sentinel_runtime.pipeline.signals import injection
 
 # Used only without the data sets.
 INJECTIONS = (

@@ -38,7 +38,7 @@ import index_build
 from sentinel_runtime.index.hashing import HashingEmbedder
 from sentinel_runtime.index.manager import IndexManager
 from sentinel_runtime.pipeline import config, runner
-from sentinel_runtime.pipeline.evidence_screen import EvidenceScreen
+from sentinel_runtime.pipeline.evidence.screen import EvidenceScreen
 from stats import median, p99, table, timings_ms
 
 if TYPE_CHECKING:

@@ -38,8 +38,9 @@ from deobfuscate_speed import QUESTIONS
 from judge_speed import datasets_root, english
 from sentinel_runtime.evaluation import datasets
 from sentinel_runtime.guardrails.scanners.token_limit import offline_encoding
-from sentinel_runtime.pipeline import deobfuscate, harm
-from sentinel_runtime.pipeline.judge import assess, lexicon, model
+from sentinel_runtime.pipeline.signals import harm
+from sentinel_runtime.pipeline.understand import deobfuscate
+from sentinel_runtime.pipeline.understand.judge import assess, lexicon, model
 from stats import p99
 
 LENGTHS = (20, 50, 200, 500, 1000)
@@ -57,8 +58,11 @@ HARMFUL_FALLBACK = (
 )
 # The children: ``NEW`` and ``OLD`` are the import and first call timed; ``PRELOAD`` runs
 # before the clock starts (the old lexicon already loaded, as in a server).
-NEW = "from sentinel_runtime.pipeline.judge.assess import assess_request\nassess_request('hello')"
-OLD = "from sentinel_runtime.pipeline.harm import assess_harm\nassess_harm('hello')"
+NEW = (
+    "from sentinel_runtime.pipeline.understand.judge.assess import assess_request\n"
+    "assess_request('hello')"
+)
+OLD = "from sentinel_runtime.pipeline.signals.harm import assess_harm\nassess_harm('hello')"
 CHILD = """
 import json, time
 def status(key):

@@ -1,4 +1,4 @@
-"""Write runtime/sentinel_runtime/pipeline/data/common_words.txt from SCOWL, once.
+"""Write runtime/sentinel_runtime/pipeline/understand/data/common_words.txt from SCOWL, once.
 
 ``pipeline.deobfuscate`` keeps a decoding only when it reads as language; this list is how
 it tells. SCOWL's size levels 10 and 20 are its most frequent English words, with their
@@ -23,7 +23,7 @@ SCOWL = Path("/usr/share/dict/scowl")
 LISTS = ("english-words.10", "english-words.20", "english-upper.10", "english-contractions.10")
 OUT = (
     Path(__file__).resolve().parent.parent
-    / "runtime/sentinel_runtime/pipeline/data/common_words.txt"
+    / "runtime/sentinel_runtime/pipeline/understand/data/common_words.txt"
 )
 WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 

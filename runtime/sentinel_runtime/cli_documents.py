@@ -137,7 +137,7 @@ class LocalSink:
     def __init__(self, settings: Settings, index: str) -> None:
         from sentinel_runtime.index import backends, embedders
         from sentinel_runtime.index.manager import IndexManager, check_name
-        from sentinel_runtime.pipeline.evidence_screen import EvidenceScreen
+        from sentinel_runtime.pipeline.evidence.screen import EvidenceScreen
 
         check_name(index)
         self.index = index

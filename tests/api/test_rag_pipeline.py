@@ -18,7 +18,7 @@ from typing import Any
 import openai
 import pytest
 
-from sentinel_runtime.pipeline import trace
+from sentinel_runtime.pipeline.understand import trace
 from support.configmap import ConfigMapDir
 from support.fake_llm import FakeLLM
 from support.inprocess import AppRuntime, app_runtime

@@ -15,7 +15,7 @@ from typing import Any
 import openai
 import pytest
 
-from sentinel_runtime.pipeline.citations import INSUFFICIENT_ANSWER
+from sentinel_runtime.pipeline.cite.citations import INSUFFICIENT_ANSWER
 from support.inprocess import app_runtime
 
 INDEX = "acme-kb"

@@ -15,7 +15,7 @@ from typing import Any
 import openai
 import pytest
 
-from sentinel_runtime.pipeline.citations import BLOCKED_ANSWER
+from sentinel_runtime.pipeline.cite.citations import BLOCKED_ANSWER
 from support.fake_llm import FakeLLM, inline_marker
 from support.inprocess import AppRuntime, app_runtime, guarded_app
 from support.inprocess import openai_client as client_for

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from sentinel_runtime.evaluation import obfuscation
-from sentinel_runtime.pipeline import canonical
+from sentinel_runtime.pipeline.understand import canonical
 
 TEXT = "Please describe how to open a locked garage without the owner's key"
 SEEDS = range(8)

@@ -18,7 +18,7 @@ from sentinel_runtime.index.embedders import HashingEmbedder
 from sentinel_runtime.index.manager import IndexManager
 from sentinel_runtime.index.store import IndexStore
 from sentinel_runtime.index.types import Document
-from sentinel_runtime.pipeline.evidence_screen import EvidenceScreen
+from sentinel_runtime.pipeline.evidence.screen import EvidenceScreen
 from sentinel_runtime.settings import Settings
 from support.inprocess import DEFAULTS
 

@@ -13,8 +13,8 @@ from sentinel_runtime.index.types import Document
 from sentinel_runtime.llm import calls
 from sentinel_runtime.pipeline import config, runner
 from sentinel_runtime.pipeline.conversation import Conversation
-from sentinel_runtime.pipeline.fallback import fallback_plan
-from sentinel_runtime.pipeline.gate import GateConfig
+from sentinel_runtime.pipeline.gate.fallback import fallback_plan
+from sentinel_runtime.pipeline.gate.planner import GateConfig
 from sentinel_runtime.pipeline.types import BENIGN_REQUEST, RetrievalPlan
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)

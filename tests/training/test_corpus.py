@@ -29,7 +29,7 @@ def test_a_template_with_an_unknown_slot_is_an_error() -> None:
 
 
 def test_harmful_template_categories_are_risk_categories() -> None:
-    from sentinel_runtime.pipeline import harm
+    from sentinel_runtime.pipeline.signals import harm
 
     assert {row.category for row in templates.rows(13) if row.harm == 1} <= set(harm.CATEGORIES)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sentinel_runtime.evaluation import datasets
-from sentinel_runtime.pipeline.judge import model
+from sentinel_runtime.pipeline.understand.judge import model
 from sentinel_runtime.training import corpus, crossval, train
 
 pytestmark = [

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from sentinel_runtime.evaluation import datasets
-from sentinel_runtime.pipeline.judge.model import LinearJudge
+from sentinel_runtime.pipeline.understand.judge.model import LinearJudge
 from sentinel_runtime.training import train
 
 pytestmark = [

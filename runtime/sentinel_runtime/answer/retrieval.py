@@ -15,7 +15,9 @@ from sentinel_runtime.answer.errors import UnprocessableRequestError
 from sentinel_runtime.answer.services import Services
 from sentinel_runtime.guardrails.scanners.token_limit import offline_encoding
 from sentinel_runtime.index.types import Hit
-from sentinel_runtime.pipeline import citations, quality, report, runner
+from sentinel_runtime.pipeline import report, runner
+from sentinel_runtime.pipeline.cite import citations
+from sentinel_runtime.pipeline.evidence import quality
 
 DEFAULT_FRESHNESS_DAYS = quality.DEFAULT_FRESHNESS_DAYS
 # KAITO's context selection (ContextSelectionProcessor): the tokens of prompt around the

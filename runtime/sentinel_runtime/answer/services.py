@@ -26,7 +26,7 @@ from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import config as pipeline_config
 from sentinel_runtime.pipeline import runner
 from sentinel_runtime.pipeline.audit import AuditLog
-from sentinel_runtime.pipeline.evidence_screen import EvidenceScreen
+from sentinel_runtime.pipeline.evidence.screen import EvidenceScreen
 from sentinel_runtime.settings import Settings
 
 logger = logging.getLogger(__name__)

@@ -55,7 +55,7 @@ from sentinel_runtime.llm.upstream import UpstreamError
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import report, runner, streamed
-from sentinel_runtime.pipeline.citations_stream import Step as SentenceStep
+from sentinel_runtime.pipeline.cite.citations_stream import Step as SentenceStep
 from sentinel_runtime.pipeline.conversation import Conversation
 
 logger = logging.getLogger(__name__)

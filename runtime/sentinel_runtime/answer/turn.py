@@ -29,8 +29,10 @@ from sentinel_runtime.llm.upstream import UpstreamGenerator
 from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import config as pipeline_config
-from sentinel_runtime.pipeline import decision, model_answer, report, runner, streamed
+from sentinel_runtime.pipeline import report, runner, streamed
 from sentinel_runtime.pipeline.conversation import Conversation
+from sentinel_runtime.pipeline.gate import decision
+from sentinel_runtime.pipeline.generate import model_answer
 
 logger = logging.getLogger(__name__)
 HIGH_LEVEL = (

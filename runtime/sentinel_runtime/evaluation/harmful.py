@@ -1,8 +1,8 @@
 """Harmful-request refusal and over-refusal of stages 0-2 on the public safety sets.
 
 Every prompt goes through ``canonical.canonicalise``, the built-in
-``introspection.introspect`` and ``gate.plan_retrieval``; a prompt counts as refused when
-``gate.is_refused`` says so (what the generator will answer with a refusal). Results are
+``introspection.introspect`` and ``planner.plan_retrieval``; a prompt counts as refused when
+``planner.is_refused`` says so (what the generator will answer with a refusal). Results are
 grouped by slice and split:
 
 - harmful slices the built-in judge was trained on (in-distribution figures): HarmBench
@@ -32,9 +32,10 @@ import yaml
 
 from sentinel_runtime.evaluation import datasets, obfuscation
 from sentinel_runtime.evaluation.split import Split, split_of
-from sentinel_runtime.pipeline import canonical, gate, introspection
-from sentinel_runtime.pipeline.judge import model
+from sentinel_runtime.pipeline.gate import planner
 from sentinel_runtime.pipeline.types import Introspection, RetrievalPlan
+from sentinel_runtime.pipeline.understand import canonical, introspection
+from sentinel_runtime.pipeline.understand.judge import model
 
 SPLITS: tuple[Split, ...] = ("dev", "holdout")
 HARMFUL_SLICES = (
@@ -173,19 +174,19 @@ def evaluate_rows(
     rows: Iterable[datasets.PromptRow],
     *,
     introspection_config: introspection.IntrospectionConfig | None = None,
-    gate_config: gate.GateConfig | None = None,
+    gate_config: planner.GateConfig | None = None,
     now: datetime | None = None,
     judge: model.LinearJudge | None = None,
 ) -> list[Outcome]:
     intro_config = introspection_config or introspection.IntrospectionConfig()
-    gate_cfg = gate_config or gate.GateConfig()
+    gate_cfg = gate_config or planner.GateConfig()
     moment = now or datetime.now(UTC)
     outcomes = []
     for row in rows:
         prompt = canonical.canonicalise(row.text, intro_config.max_prompt_chars)
         state = introspection.introspect(prompt, intro_config, judge)
-        plan = gate.plan_retrieval(prompt, state, gate_cfg, moment)
-        outcomes.append(Outcome(row, slice_of(row), state, plan, gate.is_refused(state, plan)))
+        plan = planner.plan_retrieval(prompt, state, gate_cfg, moment)
+        outcomes.append(Outcome(row, slice_of(row), state, plan, planner.is_refused(state, plan)))
     return outcomes
 
 
@@ -218,7 +219,7 @@ def run(
     *,
     splits: Sequence[Split] = SPLITS,
     introspection_config: introspection.IntrospectionConfig | None = None,
-    gate_config: gate.GateConfig | None = None,
+    gate_config: planner.GateConfig | None = None,
     now: datetime | None = None,
 ) -> HarmfulReport:
     """Evaluate every slice on the given splits (building a detector: pass ``("dev",)``)."""

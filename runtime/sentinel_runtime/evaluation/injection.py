@@ -9,7 +9,7 @@ differ from BIPIA's. Contexts are the email, table and code test contexts; text 
 (``text_attack_{train,test}.json``) go into emails and tables, code attacks into code.
 Clean documents are the contexts alone.
 
-Every document is scored by ``evidence.score_evidence`` as a retrieved chunk (no dense
+Every document is scored by ``scoring.score_evidence`` as a retrieved chunk (no dense
 similarity, no timestamp) for a benign request; the query is the context's question
 (email, table) or the last line of the error (code). A pair is ``holdout`` when its
 attack or its context is (``evaluation.split``: attacks keyed by their text, contexts by
@@ -29,7 +29,7 @@ from pathlib import Path
 from sentinel_runtime.evaluation import datasets
 from sentinel_runtime.evaluation.split import Split, split_of
 from sentinel_runtime.index.types import Chunk, Hit
-from sentinel_runtime.pipeline import evidence
+from sentinel_runtime.pipeline.evidence import scoring
 from sentinel_runtime.pipeline.types import BENIGN_REQUEST
 
 TASKS = ("email", "table", "code")
@@ -169,15 +169,15 @@ def samples(
                     )
 
 
-def dropped(sample: Sample, config: evidence.EvidenceConfig, now: datetime) -> bool:
+def dropped(sample: Sample, config: scoring.EvidenceConfig, now: datetime) -> bool:
     chunk = Chunk(chunk_id=f"{sample.task}#p0", doc_id=sample.task, position=0, text=sample.text)
     hit = Hit(chunk=chunk, score=1.0, similarity=0.0, lexical=0.0, rank=0)
-    return not evidence.score_evidence(hit, sample.query, BENIGN, now, config).kept
+    return not scoring.score_evidence(hit, sample.query, BENIGN, now, config).kept
 
 
-def evaluate(items: Sequence[Sample], config: evidence.EvidenceConfig | None = None) -> list[Rates]:
+def evaluate(items: Sequence[Sample], config: scoring.EvidenceConfig | None = None) -> list[Rates]:
     """Drop rates per task and split, then pooled over tasks (task ``"all"``)."""
-    settings = config or evidence.EvidenceConfig()
+    settings = config or scoring.EvidenceConfig()
     now = datetime.now(UTC)
     counts: dict[tuple[str, Split], list[int]] = {}
     for item in items:
@@ -200,7 +200,7 @@ def run(
     splits: Sequence[Split] = SPLITS,
     contexts_per_attack: int | None = None,
     rotate_positions: bool = False,
-    config: evidence.EvidenceConfig | None = None,
+    config: scoring.EvidenceConfig | None = None,
 ) -> list[Rates]:
     """Evaluate the given splits (while building a detector: ``("dev",)`` only)."""
     folder = datasets.datasets_dir(root)

@@ -15,7 +15,7 @@ and it is retrievable because it shares the question's topic words, as that one 
 For every question the top 5 hits are answered two ways by one ``answer_fn``:
 
 - baseline: from the hits in retrieval order, with no conflicts;
-- defended: ``evidence.filter_evidence`` (benign request, unrestricted plan), then from
+- defended: ``scoring.filter_evidence`` (benign request, unrestricted plan), then from
   the kept hits in the order the evidence stage returns them, with its conflicts.
 
 The default ``answer_fn`` (:func:`extract_answer`) returns the best-matching sentence of
@@ -39,7 +39,7 @@ from sentinel_runtime.index import analysis
 from sentinel_runtime.index.embedders import HashingEmbedder
 from sentinel_runtime.index.store import IndexStore
 from sentinel_runtime.index.types import Document, Hit
-from sentinel_runtime.pipeline import evidence
+from sentinel_runtime.pipeline.evidence import scoring
 from sentinel_runtime.pipeline.types import BENIGN_REQUEST, Conflict, RetrievalPlan
 
 DATASETS = ("nq", "hotpotqa", "msmarco")
@@ -150,14 +150,14 @@ def evaluate_dataset(
     targets: Sequence[datasets.PoisonedTarget],
     *,
     answer_fn: AnswerFn = extract_answer,
-    config: evidence.EvidenceConfig | None = None,
+    config: scoring.EvidenceConfig | None = None,
     splits: Sequence[Split] = SPLITS,
     now: datetime | None = None,
 ) -> list[Outcome]:
     """Index every target of one data set, then answer the questions of ``splits``."""
     if not targets:
         return []
-    settings = config or evidence.EvidenceConfig()
+    settings = config or scoring.EvidenceConfig()
     moment = now or datetime.now(UTC)
     store = build_store(targets, targets[0].dataset)
     outcomes = []
@@ -167,7 +167,7 @@ def evaluate_dataset(
         question = target.question
         hits = store.search(question, TOP_K)
         plan = RetrievalPlan(action="retrieve", query=question, top_k=TOP_K)
-        bundle = evidence.filter_evidence(hits, question, BENIGN, plan, moment, settings)
+        bundle = scoring.filter_evidence(hits, question, BENIGN, plan, moment, settings)
         baseline = answer_fn(question, hits, ())
         defended = answer_fn(question, bundle.kept, bundle.conflicts)
         right, wrong = target.correct_answer, target.incorrect_answer
@@ -233,7 +233,7 @@ def run(
     names: Sequence[str] = DATASETS,
     splits: Sequence[Split] = SPLITS,
     answer_fn: AnswerFn = extract_answer,
-    config: evidence.EvidenceConfig | None = None,
+    config: scoring.EvidenceConfig | None = None,
 ) -> list[Summary]:
     """Evaluate the given data sets and splits (while building: ``splits=("dev",)``)."""
     folder = datasets.datasets_dir(root)

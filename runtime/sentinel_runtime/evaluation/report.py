@@ -27,8 +27,8 @@ from typing import Any
 from sentinel_runtime.evaluation import harmful, injection, poisoning
 from sentinel_runtime.evaluation.split import Split
 from sentinel_runtime.index.types import Hit
-from sentinel_runtime.pipeline import generation
 from sentinel_runtime.pipeline.config import PipelineConfig
+from sentinel_runtime.pipeline.generate import extractive
 from sentinel_runtime.pipeline.types import Conflict
 
 SUITES = ("harmful", "injection", "poisoning")
@@ -119,7 +119,7 @@ def _injection_rows(
 
 def shipped_answer(question: str, hits: Sequence[Hit], found: Sequence[Conflict]) -> str:
     """The runtime's own extractive generator, one sentence plus any surfaced conflict."""
-    return generation.extractive_answer(question, hits, conflicts=found, max_sentences=1).text
+    return extractive.extractive_answer(question, hits, conflicts=found, max_sentences=1).text
 
 
 def _poisoning_rows(config: PipelineConfig, root: Path | None) -> list[Row]:

@@ -21,10 +21,10 @@ from pydantic.alias_generators import to_camel
 
 from sentinel_runtime.guardrails import policy as policy_mod
 from sentinel_runtime.observability import events
-from sentinel_runtime.pipeline.citations import CitationConfig
-from sentinel_runtime.pipeline.evidence import EvidenceConfig
-from sentinel_runtime.pipeline.gate import GateConfig
-from sentinel_runtime.pipeline.introspection import IntrospectionConfig
+from sentinel_runtime.pipeline.cite.citations import CitationConfig
+from sentinel_runtime.pipeline.evidence.scoring import EvidenceConfig
+from sentinel_runtime.pipeline.gate.planner import GateConfig
+from sentinel_runtime.pipeline.understand.introspection import IntrospectionConfig
 
 _MODEL_CONFIG = ConfigDict(
     alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True

@@ -26,26 +26,19 @@ from sentinel_runtime.index.types import Chunk, Hit, SearchFilter
 from sentinel_runtime.llm import calls
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
-from sentinel_runtime.pipeline import (
-    canonical,
-    citations,
-    conversation,
-    decision,
-    evidence,
-    fallback,
-    gate,
-    generation,
+from sentinel_runtime.pipeline import conversation
+from sentinel_runtime.pipeline.cite import citations, support
+from sentinel_runtime.pipeline.config import PipelineConfig
+from sentinel_runtime.pipeline.evidence import quality, scoring
+from sentinel_runtime.pipeline.gate import decision, fallback, planner
+from sentinel_runtime.pipeline.generate import (
+    extractive,
     grounded,
-    introspection,
-    introspection_llm,
     model_answer,
-    quality,
     refusal,
     selection,
-    support,
 )
-from sentinel_runtime.pipeline.config import PipelineConfig
-from sentinel_runtime.pipeline.grounded import Claim
+from sentinel_runtime.pipeline.generate.grounded import Claim
 from sentinel_runtime.pipeline.types import (
     Answer,
     CanonicalPrompt,
@@ -54,6 +47,7 @@ from sentinel_runtime.pipeline.types import (
     Introspection,
     RetrievalPlan,
 )
+from sentinel_runtime.pipeline.understand import canonical, introspection, introspection_llm
 
 logger = logging.getLogger(__name__)
 
@@ -171,7 +165,7 @@ async def preflight(request: PipelineRequest, context: PipelineContext) -> Prefl
         prompt = canonical.canonicalise(request.query, config.introspection.max_prompt_chars)
         state = await _introspect(prompt, context)
     with timer.stage("gate"):
-        plan = gate.plan_retrieval(prompt, state, config.gate, now)
+        plan = planner.plan_retrieval(prompt, state, config.gate, now)
         if request.top_k is not None and plan.action != "no_retrieve":
             plan = dataclasses.replace(plan, top_k=min(plan.top_k, request.top_k))
         follow_up = None
@@ -333,7 +327,7 @@ def warm_up(config: PipelineConfig) -> None:
     chunk = Chunk(chunk_id="warm-up#p0", doc_id="warm-up", position=0, text=text)
     hit = Hit(chunk=chunk, score=1.0, similarity=0.5, lexical=0.0, rank=0)
     plan = RetrievalPlan(action="retrieve", query=text, top_k=1)
-    evidence.filter_evidence([hit], text, state, plan, datetime.now().astimezone(), config.evidence)
+    scoring.filter_evidence([hit], text, state, plan, datetime.now().astimezone(), config.evidence)
 
 
 async def _introspect(prompt: CanonicalPrompt, context: PipelineContext) -> Introspection:
@@ -432,7 +426,7 @@ def _retrieve_and_filter(
         with timer.stage("retrieve"):
             hits = tuple(store.search(plan.query, plan.top_k, _search_filter(plan, metadata)))
         with timer.stage("filter"):
-            bundle = evidence.filter_evidence(hits, plan.query, state, plan, now, config.evidence)
+            bundle = scoring.filter_evidence(hits, plan.query, state, plan, now, config.evidence)
         attempts.append(RetrievalAttempt(plan, len(hits), len(bundle.kept), bundle.fallback))
         tried.add(_plan_key(plan))
         retry = fallback.fallback_plan(plan, bundle.fallback, state, config.gate, now)
@@ -467,7 +461,7 @@ async def _generate(
     # With no kept evidence there is nothing to ground a model's answer in: the extractive
     # generator says so without a model call (and without a citation a schema would force).
     if context.generate is None or not kept:
-        answer = generation.extractive_answer(
+        answer = extractive.extractive_answer(
             query,
             kept,
             decision=chosen,

@@ -20,8 +20,9 @@ from typing import Any, Literal
 
 from sentinel_runtime.llm import calls
 from sentinel_runtime.observability import metrics
-from sentinel_runtime.pipeline import conversation, model_answer, runner
-from sentinel_runtime.pipeline.citations_stream import SentenceCheck
+from sentinel_runtime.pipeline import conversation, runner
+from sentinel_runtime.pipeline.cite.citations_stream import SentenceCheck
+from sentinel_runtime.pipeline.generate import model_answer
 from sentinel_runtime.pipeline.types import Answer
 
 # Why an answer was generated whole (the ``sentinel.stream.ragWhole`` reason).

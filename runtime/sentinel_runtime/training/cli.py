@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sentinel_runtime.pipeline.judge import model
+from sentinel_runtime.pipeline.understand.judge import model
 
 EXIT_OK, EXIT_ERROR, EXIT_DIFFERENT = 0, 1, 3
 # Reproduction tolerance: weights are stored as float16 (about three significant digits).
@@ -72,7 +72,7 @@ def _train(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     if _needs_training_extra():
         return EXIT_ERROR
-    from sentinel_runtime.pipeline.judge.model import LinearJudge
+    from sentinel_runtime.pipeline.understand.judge.model import LinearJudge
     from sentinel_runtime.training import train
 
     started = time.monotonic()
@@ -95,7 +95,7 @@ def crossval_measures(
     if _needs_training_extra():
         return None
     from sentinel_runtime.evaluation import datasets
-    from sentinel_runtime.pipeline.judge.model import LinearJudge
+    from sentinel_runtime.pipeline.understand.judge.model import LinearJudge
     from sentinel_runtime.training import corpus, crossval
 
     root = datasets.datasets_dir(datasets_dir)
@@ -119,8 +119,8 @@ def _crossval(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from sentinel_runtime.pipeline import canonical
-    from sentinel_runtime.pipeline.judge import assess
+    from sentinel_runtime.pipeline.understand import canonical
+    from sentinel_runtime.pipeline.understand.judge import assess
 
     text = args.text if args.text is not None else sys.stdin.read()
     prompt = canonical.canonicalise(text)

@@ -24,9 +24,10 @@ from pathlib import Path
 
 from sentinel_runtime.evaluation import attacks, datasets, harmful
 from sentinel_runtime.evaluation.split import split_of
-from sentinel_runtime.pipeline import canonical, gate, introspection
-from sentinel_runtime.pipeline.judge import assess
-from sentinel_runtime.pipeline.judge.model import LinearJudge
+from sentinel_runtime.pipeline.gate import planner
+from sentinel_runtime.pipeline.understand import canonical, introspection
+from sentinel_runtime.pipeline.understand.judge import assess
+from sentinel_runtime.pipeline.understand.judge.model import LinearJudge
 from sentinel_runtime.training import fit, train
 from sentinel_runtime.training.sources import TrainingRow
 
@@ -67,7 +68,9 @@ def refused(judge: LinearJudge, text: str) -> bool:
     config = introspection.IntrospectionConfig()
     prompt = canonical.canonicalise(text, config.max_prompt_chars)
     state = introspection.introspect(prompt, config, judge)
-    return gate.is_refused(state, gate.plan_retrieval(prompt, state, gate.GateConfig(), _NOW))
+    return planner.is_refused(
+        state, planner.plan_retrieval(prompt, state, planner.GateConfig(), _NOW)
+    )
 
 
 def _score(

@@ -1,6 +1,6 @@
 """Fit the built-in judge's heads on training rows: pure given rows and a seed.
 
-Features are :mod:`sentinel_runtime.pipeline.judge.features` (the runtime's own), the
+Features are :mod:`sentinel_runtime.pipeline.understand.judge.features` (the runtime's own), the
 heads scikit-learn logistic regressions: ``harm`` and ``injection`` binary with balanced
 class weights (harmful rows are the minority), the risk categories one multinomial
 regression over harmful rows. The result is a :class:`LinearJudge` of plain arrays.
@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from sentinel_runtime.pipeline.judge import features
-from sentinel_runtime.pipeline.judge.model import LinearJudge
+from sentinel_runtime.pipeline.understand.judge import features
+from sentinel_runtime.pipeline.understand.judge.model import LinearJudge
 from sentinel_runtime.training.sources import TrainingRow
 
 

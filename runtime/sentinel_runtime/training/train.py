@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from sentinel_runtime.evaluation.split import split_of
-from sentinel_runtime.pipeline.judge.model import LinearJudge
+from sentinel_runtime.pipeline.understand.judge.model import LinearJudge
 from sentinel_runtime.training import corpus, fit, sources
 
 SEED = 13

@@ -1,0 +1,7 @@
+"""Stage 2, gate: what retrieval may do for this request, and which outcome it gets.
+
+``planner`` turns the ``Introspection`` into a ``RetrievalPlan`` (retrieve, restrict with its
+constraints, or no retrieval); ``fallback`` says what to retry when the evidence filter kept
+too little; ``decision`` picks the generation outcome (answer, summary, refuse) from the plan
+and the evidence bundle. Hands on the plan and the decision.
+"""
