@@ -27,21 +27,20 @@ from sentinel_runtime.llm import calls
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import conversation
-from sentinel_runtime.pipeline.cite import citations, support
+from sentinel_runtime.pipeline.cite import citations, markers, support
 from sentinel_runtime.pipeline.config import PipelineConfig
 from sentinel_runtime.pipeline.evidence import quality, scoring
 from sentinel_runtime.pipeline.gate import decision, fallback, planner
 from sentinel_runtime.pipeline.generate import (
     extractive,
-    grounded,
     model_answer,
     refusal,
     selection,
 )
-from sentinel_runtime.pipeline.generate.grounded import Claim
 from sentinel_runtime.pipeline.types import (
     Answer,
     CanonicalPrompt,
+    Claim,
     Decision,
     EvidenceBundle,
     Introspection,
@@ -561,7 +560,7 @@ def _check_support(
     message = f"{len(unsupported)} sentence(s) state facts their cited chunks do not hold"
     kept_claims = [c for c in claims if all(c.text != u.sentence for u in unsupported)]
     if config.citations.unsupported == "drop" and kept_claims:
-        text = grounded.without_claims(answer.text, [u.sentence for u in unsupported])
+        text = markers.without_claims(answer.text, [u.sentence for u in unsupported])
         cited = tuple(c for c in answer.citations if any(c in k.cited for k in kept_claims))
         answer = dataclasses.replace(answer, text=text, citations=cited or answer.citations)
         return answer, dataclasses.replace(

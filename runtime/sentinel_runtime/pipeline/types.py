@@ -102,3 +102,11 @@ class Answer:
     alternatives: tuple[str, ...] = ()  # safe alternatives offered with a refusal
     generator: str = "extractive"
     details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One sentence of an answer and the chunk ids it cites (empty: it cites nothing itself)."""
+
+    text: str
+    cited: tuple[str, ...]

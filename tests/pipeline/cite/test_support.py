@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sentinel_runtime.pipeline.cite.support import check, check_claim
-from sentinel_runtime.pipeline.generate.grounded import Claim
+from sentinel_runtime.pipeline.types import Claim
 
 CHUNK = (
     "Annual subscriptions can be refunded within 30 days of purchase. The refund desk is run "

@@ -2,8 +2,8 @@
 
 The whole-answer rules (``citations.py``, the support check in ``support.py``) read an answer
 that is finished; a streamed one is read sentence by sentence as the model writes it, in the
-inline form (``grounded``: prose with ``[n]`` markers after each claim). :class:`SentenceCheck`
-takes the model's text as it arrives and gives back only text that passed:
+inline form (``generate.grounded``: prose with ``[n]`` markers after each claim).
+:class:`SentenceCheck` takes the model's text as it arrives and gives back only text that passed:
 
 - a sentence is complete at a sentence end once the next sentence has begun (markers that
   follow a sentence end still belong to it: "Claim. [1] Next."), or when the answer ends;
@@ -38,10 +38,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sentinel_runtime.pipeline.cite import citations, support
+from sentinel_runtime.pipeline.cite import citations, markers, support
 from sentinel_runtime.pipeline.cite.citations import CitationConfig, CitationValidation
-from sentinel_runtime.pipeline.generate import grounded
-from sentinel_runtime.pipeline.generate.grounded import Claim
+from sentinel_runtime.pipeline.types import Claim
 
 # A bracket that names a chunk the way ids are written ("doc#p3"), known or not.
 _ID_SHAPED = re.compile(r"\[\s*([^\s\[\]]+#p\d+)\s*\]")
@@ -160,12 +159,12 @@ class SentenceCheck:
     def _sentence_end(self, final: bool) -> int | None:
         """Where the next complete sentence of the reply ends (None: none is complete)."""
         text, search = self.text, self._start
-        while (boundary := grounded.SENTENCE_END.search(text, search)) is not None:
+        while (boundary := markers.SENTENCE_END.search(text, search)) is not None:
             if not text[self._start : boundary.start()].strip():
                 search = boundary.end()  # only the separator so far
                 continue
             end, rest = boundary.start(), text[boundary.end() :]
-            lead = grounded.LEADING_MARKERS.match(rest)
+            lead = markers.LEADING_MARKERS.match(rest)
             if lead is not None:
                 end = boundary.end() + len(lead.group(0).rstrip())
                 rest = rest[lead.end() :]
@@ -182,9 +181,9 @@ class SentenceCheck:
         """The text of one complete sentence that may leave now ("" while it waits or when
         it is dropped); a failure is noted in :attr:`errors`."""
         ids = self.ids
-        body = grounded.rewrite_markers(raw, ids)
-        own = tuple(dict.fromkeys(grounded.markers(body, ids)))
-        sentence = _Sentence(body, Claim(grounded.strip_markers(body), own))
+        body = markers.rewrite_markers(raw, ids)
+        own = tuple(dict.fromkeys(markers.markers(body, ids)))
+        sentence = _Sentence(body, Claim(markers.strip_markers(body), own))
         if not self.checked:
             self.claims.append(sentence.claim)
             self.cited.extend(c for c in own if c not in self.cited)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from sentinel_runtime.index import analysis
 from sentinel_runtime.index.analysis import keywords
-from sentinel_runtime.pipeline.generate.grounded import Claim
+from sentinel_runtime.pipeline.types import Claim
 
 # Cardinals only, unlike ``index.analysis.NUMBER_WORDS``: an ordinal ("a second reason", "the
 # first step") names no amount a chunk must hold.

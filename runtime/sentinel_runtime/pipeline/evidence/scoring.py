@@ -60,8 +60,8 @@ from sentinel_runtime.guardrails.scanners import sensitive as sensitive_scanner
 from sentinel_runtime.index import analysis
 from sentinel_runtime.index.types import Hit
 from sentinel_runtime.pipeline.evidence import conflicts
-from sentinel_runtime.pipeline.gate import planner
 from sentinel_runtime.pipeline.signals import harm, injection
+from sentinel_runtime.pipeline.signals.query_rewrite import rewrite_query
 from sentinel_runtime.pipeline.types import (
     EvidenceBundle,
     EvidenceVerdict,
@@ -267,7 +267,7 @@ def fallback_for(plan: RetrievalPlan) -> str:
     if (
         plan.action == "restrict"
         and "query_rewritten" not in plan.reasons
-        and planner.rewrite_query(plan.query) not in ("", plan.query)
+        and rewrite_query(plan.query) not in ("", plan.query)
     ):
         return "rewrite"
     return "high_level"

@@ -19,35 +19,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from sentinel_runtime.index.types import Hit
-from sentinel_runtime.pipeline.types import Answer, Conflict, Decision
+from sentinel_runtime.pipeline.cite import markers
+from sentinel_runtime.pipeline.types import Answer, Claim, Conflict, Decision
 
 Mode = Literal["structured", "inline"]
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
-# "[1]", "[1, 3]", "[1][2]", "[doc#p0]", "[Source 2]" - one group per bracket.
-_MARKER = re.compile(r"\[\s*((?:source\s*|chunk\s*)?[^\[\]\n]{1,120}?)\s*\]", re.IGNORECASE)
-_NUMBER_LIST = re.compile(
-    r"^(?:source\s*|chunk\s*)?\d+(?:\s*[,;]\s*(?:source\s*|chunk\s*)?\d+)*$", re.I
-)
-# A sentence ends at . ! ? before whitespace (not inside "2.5") or at a line break.
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
-LEADING_MARKERS = re.compile(r"^(?:\[[^\[\]\n]{1,120}\]\s*)+")
 
 
 class AnswerFormatError(ValueError):
     """The model's reply is not an answer this module can read."""
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One sentence of an answer and the chunk ids it cites (empty: it cites nothing itself)."""
-
-    text: str
-    cited: tuple[str, ...]
 
 
 def answer_schema(chunk_ids: Sequence[str], max_citations: int) -> dict[str, object]:
@@ -130,20 +114,20 @@ def read_reply(
     parsed = _json_answer(text)
     if parsed is not None:
         answer_text, cited = parsed
-        citations = tuple(_resolve(c, ids) for c in cited)
-        body = rewrite_markers(answer_text, ids)
-        claims = tuple(Claim(s, citations) for s in _sentences(strip_markers(body)))
+        citations = tuple(markers.resolve(c, ids) for c in cited)
+        body = markers.rewrite_markers(answer_text, ids)
+        claims = tuple(Claim(s, citations) for s in markers.sentences(markers.strip_markers(body)))
         return _answer(body, citations, decision, generator, "json"), claims
     if not text.strip():
         raise AnswerFormatError("the model's reply is empty")
     if _FENCE.sub("", text.strip()).startswith("{"):
         raise AnswerFormatError("the model's reply is not a complete JSON answer object")
-    body = rewrite_markers(_FENCE.sub("", text.strip()), ids)
+    body = markers.rewrite_markers(_FENCE.sub("", text.strip()), ids)
     claims = []
     citations: list[str] = []
-    for sentence in _sentences(body):
-        cited = tuple(dict.fromkeys(markers(sentence, ids)))
-        claims.append(Claim(strip_markers(sentence), cited))
+    for sentence in markers.sentences(body):
+        cited = tuple(dict.fromkeys(markers.markers(sentence, ids)))
+        claims.append(Claim(markers.strip_markers(sentence), cited))
         citations.extend(c for c in cited if c not in citations)
     return _answer(body, tuple(citations), decision, generator, "inline"), tuple(claims)
 
@@ -178,64 +162,3 @@ def _json_answer(text: str) -> tuple[str, list[str]] | None:
     if not isinstance(citations, list) or not all(isinstance(c, str | int) for c in citations):
         raise AnswerFormatError("the model's JSON 'citations' is not a list of ids")
     return answer, [str(c) for c in citations]
-
-
-def _resolve(citation: str, ids: Sequence[str]) -> str:
-    """A chunk id for a citation given as an id or a 1-based marker number; anything else
-    stays as written (and fails validation as unknown)."""
-    value = citation.strip().strip("[]").strip()
-    if value in ids:
-        return value
-    number = re.sub(r"^(?:source|chunk)\s*", "", value, flags=re.IGNORECASE)
-    if number.isdigit() and 1 <= int(number) <= len(ids):
-        return ids[int(number) - 1]
-    return value
-
-
-def markers(text: str, ids: Sequence[str]) -> list[str]:
-    found: list[str] = []
-    for match in _MARKER.finditer(text):
-        inner = match.group(1).strip()
-        if inner in ids:
-            found.append(inner)
-        elif _NUMBER_LIST.match(inner):
-            found.extend(_resolve(n, ids) for n in re.split(r"\s*[,;]\s*", inner))
-    return found
-
-
-def rewrite_markers(text: str, ids: Sequence[str]) -> str:
-    """``[1]`` / ``[1, 2]`` as ``[doc#p0]`` / ``[doc#p0][doc#p1]``: the client reads ids."""
-
-    def rewrite(match: re.Match[str]) -> str:
-        inner = match.group(1).strip()
-        if inner in ids or not _NUMBER_LIST.match(inner):
-            return match.group(0)
-        parts = [_resolve(n, ids) for n in re.split(r"\s*[,;]\s*", inner)]
-        return "".join(f"[{p}]" for p in parts)
-
-    return _MARKER.sub(rewrite, text)
-
-
-def strip_markers(text: str) -> str:
-    return re.sub(r"\s*\[[^\[\]\n]{1,120}\]", "", text).strip()
-
-
-def _sentences(text: str) -> list[str]:
-    """Sentences with the markers that follow them: in "Claim. [1] Next." the [1] belongs to
-    "Claim."."""
-    found: list[str] = []
-    for piece in SENTENCE_END.split(text):
-        part = piece.strip()
-        lead = LEADING_MARKERS.match(part)
-        if lead and found:
-            found[-1] = f"{found[-1]} {lead.group(0).strip()}"
-            part = part[lead.end() :].strip()
-        if part:
-            found.append(part)
-    return found
-
-
-def without_claims(text: str, claims: Sequence[str]) -> str:
-    """``text`` without the sentences whose claims are listed (each with its markers)."""
-    dropped = set(claims)
-    return " ".join(s for s in _sentences(text) if strip_markers(s) not in dropped)

@@ -25,7 +25,7 @@ from sentinel_runtime.llm.messages import message_text
 from sentinel_runtime.pipeline import conversation as conversation_mod
 from sentinel_runtime.pipeline.cite.citations import CitationConfig
 from sentinel_runtime.pipeline.generate import grounded, selection
-from sentinel_runtime.pipeline.types import Answer, Conflict, Decision
+from sentinel_runtime.pipeline.types import Answer, Claim, Conflict, Decision
 
 # Room asked for when a cut reply is retried and the client set no max_tokens.
 RETRY_MAX_TOKENS = 1024
@@ -35,7 +35,7 @@ RETRY_MAX_TOKENS_CAP = 4096
 @dataclass
 class ModelAnswer:
     answer: Answer
-    claims: tuple[grounded.Claim, ...]
+    claims: tuple[Claim, ...]
     rewards: tuple[selection.Reward, ...] = ()
     usage: calls.Usage = field(default_factory=calls.Usage)
     trace: dict[str, Any] = field(default_factory=dict)  # the sentinel.generation object
@@ -220,7 +220,7 @@ def _with_usage(call: calls.ChatCall, completion: calls.Completion) -> calls.Com
 
 def _read(
     reply: calls.Reply, kept: Sequence[Hit], decision: Decision
-) -> tuple[Answer, tuple[grounded.Claim, ...]]:
+) -> tuple[Answer, tuple[Claim, ...]]:
     try:
         answer, claims = grounded.read_reply(reply.text, kept, decision=decision)
     except grounded.AnswerFormatError as exc:
