@@ -20,7 +20,10 @@ labelled set (``secrets_detectors``). The HTTP hot path under wrk (``http_load``
 default policy at least 0.85x guardrails off, guardrails off at least 0.2x a bare ASGI app
 under the same uvicorn (``bench/http_load.py --tail`` for p99 against p50 at one client); the
 upstream client alone against the httpx client it replaced (``upstream_client``), and each
-default-policy scanner's CPU per short answer (``scanner_answer_cost``).
+default-policy scanner's CPU per short answer (``scanner_answer_cost``). What a guard model
+adds to a turn (``guard_cascade``, issue 32): the share of the public request sets that
+reaches it with ``guard.mode: uncertain``, and the added p50/p99 of ``uncertain`` and
+``always`` over guard off, against a fake guard answering in 40 ms.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]  # bench helpers, test su
 
 import deobfuscate_speed  # noqa: E402
 import governance  # noqa: E402
+import guard_cascade  # noqa: E402
 import harm_speed  # noqa: E402
 import http_load  # noqa: E402
 import index_build  # noqa: E402
@@ -74,6 +78,7 @@ def main() -> int:  # noqa: PLR0915 (one if per benchmark)
             "stores",
             "http_load",
             "upstream_client",
+            "guard_cascade",
         ],
         help="run one benchmark instead of all",
     )
@@ -125,6 +130,9 @@ def main() -> int:  # noqa: PLR0915 (one if per benchmark)
         print()
     if args.only in (None, "upstream_client"):
         print(upstream_client.run(quick=args.quick), flush=True)
+        print()
+    if args.only in (None, "guard_cascade"):
+        print(guard_cascade.run(quick=args.quick), flush=True)
         print()
     if args.only in (None, "rag"):
         import rag_pipeline

@@ -11,10 +11,13 @@ The spec mirrors KAITO's ``kaito.sh/v1beta1`` RAGEngine, so a KAITO manifest nee
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
+
+from sentinel_runtime.guard import config as guard_config
 
 GROUP = "rag.sentinel.dev"
 VERSION = "v1alpha1"
@@ -26,6 +29,13 @@ DEFAULT_MOUNT_PATH = "/mnt/data"
 # A Service name is a DNS-1035 label (at most 63 characters).
 SERVICE_NAME_PATTERN = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
 SERVICE_NAME_MAX = 63
+# The guard-model families, modes and failure policies are the runtime's (one definition:
+# sentinel_runtime.guard.config).
+GUARD_FAMILIES = guard_config.FAMILY_NAMES
+# An http(s) URL with a host: the schema's pattern (which the 1.20 apiserver enforces) and the
+# operator's own check of engines stored before the CRD had it.
+GUARD_URL_PATTERN = r"^https?://[^\s/?#]+(/\S*)?$"
+GUARD_TIMEOUT_MAX = 120
 
 
 class _Model(BaseModel):
@@ -139,6 +149,64 @@ class InferenceServiceSpec(_Model):
     )
 
 
+class GuardSpec(_Model):
+    """A guard model (Llama Guard, ShieldGemma, Granite Guardian, ...) served on an
+    OpenAI-compatible endpoint, which the runtime asks whether prompts (and, with ``answers``,
+    answers) are harmful. The runtime gets it as GUARD_* environment variables; the policy
+    file's own ``guard:`` section, where set, wins over them."""
+
+    url: str = Field(
+        min_length=1,
+        description="OpenAI-compatible base URL of the guard-model server, e.g. "
+        "http://llama-guard:8000/v1 (vLLM) or http://WORKSPACE.NAMESPACE.svc/v1 (KAITO).",
+        json_schema_extra={"pattern": GUARD_URL_PATTERN},
+    )
+    model: str | None = Field(
+        default=None,
+        description="Model name sent upstream, as the guard server's /v1/models lists it.",
+    )
+    family: guard_config.Family = Field(
+        description="The guard model's family: its prompt and reply format. custom needs the "
+        "policy file's guard.custom section (a prompt template and a reply pattern)."
+    )
+    access_secret: str | None = Field(
+        default=None,
+        description="Secret with key GUARD_ACCESS_SECRET: the bearer token for the guard "
+        "server (read by the runtime pods, never by the operator).",
+    )
+    mode: guard_config.Mode = Field(
+        default="uncertain",
+        description="always: every prompt goes to the guard; uncertain: only prompts the "
+        "built-in judge is unsure of; off: never.",
+    )
+    answers: bool = Field(
+        default=False,
+        description="Also judge each final answer before it is released (a harmful one is "
+        "blocked with the policy's message).",
+    )
+    on_error: guard_config.OnError = Field(
+        default="builtin",
+        description="When the guard is down, slow or answers garbage: builtin (the built-in "
+        "judge decides), refuse, or allow.",
+    )
+    timeout_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        le=GUARD_TIMEOUT_MAX,
+        description="Seconds to wait for the guard's verdict before onError applies.",
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not re.fullmatch(GUARD_URL_PATTERN, value):
+            raise ValueError(
+                f"{value!r} is not an http:// or https:// URL: give the guard server's base "
+                "URL, e.g. http://llama-guard:8000/v1"
+            )
+        return value
+
+
 class ConfigMapRef(_Model):
     name: str = Field(min_length=1, max_length=253)
 
@@ -158,6 +226,11 @@ class RAGEngineSpec(_Model):
     embedding: EmbeddingSpec | None = None
     inference_service: InferenceServiceSpec | None = None
     guardrails: GuardrailsSpec | None = None
+    guard: GuardSpec | None = Field(
+        default=None,
+        description="A guard model that judges prompts (and answers); absent: the built-in "
+        "judge alone.",
+    )
     replicas: int = Field(
         default=1,
         ge=0,

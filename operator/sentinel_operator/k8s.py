@@ -6,8 +6,10 @@ the builders stop setting is removed too, and an unchanged spec is a no-op on th
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from kubernetes import client
@@ -19,8 +21,9 @@ FIELD_MANAGER = "sentinel-operator"
 APPLY = "application/apply-patch+yaml"
 CONFLICT_RETRIES = 5
 # A GET answered with the object's metadata only (PartialObjectMetadata): the operator learns
-# whether a Secret exists without ever receiving its data. Without a fallback media type in
-# the header, a server that could not answer so would refuse (406) rather than send the data.
+# whether a Secret exists, and its key names, without ever receiving its data. Without a
+# fallback media type in the header, a server that could not answer so would refuse (406)
+# rather than send the data.
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 
 
@@ -83,22 +86,54 @@ def create_config_map(
     return True
 
 
-def secret_exists(namespace: str, name: str) -> bool | None:
-    """Whether the Secret exists, by a metadata-only GET; None when the operator may not
-    ``get`` Secrets there (403), so that it can say "cannot check" instead of failing."""
+@dataclass(frozen=True)
+class SecretSeen:
+    """What a metadata-only GET tells about one Secret: whether it exists (None: the operator
+    may not ``get`` Secrets there) and, where its ``managedFields`` say so, its data keys."""
+
+    found: bool | None
+    keys: frozenset[str] | None = None  # None: cannot tell
+
+
+def secret_seen(namespace: str, name: str) -> SecretSeen:
+    """The Secret by a metadata-only GET: never its data. A 403 is "may not look", so that
+    status can say "cannot check" instead of failing."""
     try:
         response = client.CoreV1Api().read_namespaced_secret(
             name, namespace, _preload_content=False, _headers={"Accept": METADATA_ONLY}
         )
     except ApiException as exc:
         if exc.status == 404:
-            return False
+            return SecretSeen(False)
         if exc.status == 403:
-            return None
+            return SecretSeen(None)
         raise
-    response.read()  # the metadata only; read so the connection can be reused
-    response.release_conn()
-    return True
+    try:
+        body = json.loads(response.read() or b"{}")  # the metadata only
+    finally:
+        response.release_conn()
+    return SecretSeen(True, data_keys(body.get("metadata") or {}))
+
+
+def data_keys(metadata: dict[str, Any]) -> frozenset[str] | None:
+    """A Secret's data keys as its ``managedFields`` name them, without its data.
+
+    Since Kubernetes 1.18 the server records which fields each writer set: ``f:data`` with
+    ``f:KEY`` under it (also for ``stringData`` written by create, update or client-side
+    apply: the server stores it as ``data``), ``f:stringData`` for a server-side apply of
+    ``stringData``; a key an update removes leaves its record. None when no record names a
+    data key (a Secret created without data, older than field tracking, or with its
+    managedFields stripped): the caller cannot tell, and judges no key.
+    """
+    keys: set[str] = set()
+    named = False
+    for entry in metadata.get("managedFields") or []:
+        fields = entry.get("fieldsV1") or {}
+        for section in ("f:data", "f:stringData"):
+            if section in fields:
+                named = True
+                keys.update(k[2:] for k in fields[section] or {} if k.startswith("f:"))
+    return frozenset(keys) if named else None
 
 
 def read_service(namespace: str, name: str) -> dict[str, Any] | None:

@@ -29,6 +29,7 @@ ENGINE_LABEL = f"{crd.GROUP}/engine"
 LLM_SECRET_KEY = "LLM_ACCESS_SECRET"
 EMBEDDING_SECRET_KEY = "EMBEDDING_ACCESS_SECRET"
 VECTOR_DB_SECRET_KEY = "VECTOR_DB_ACCESS_SECRET"
+GUARD_SECRET_KEY = "GUARD_ACCESS_SECRET"
 # The default policy: a ConfigMap in the operator's namespace, copied once into each
 # namespace that needs it under the same name (namespace-shared, never owned).
 POLICY_TEMPLATE = "sentinel-guardrails-policy-template"
@@ -79,6 +80,14 @@ ENV = {
         "VECTOR_DB_URL",
         "VECTOR_DB_ACCESS_SECRET",
         "VECTOR_DB_COLLECTION_PREFIX",
+        "GUARD_URL",
+        "GUARD_MODEL",
+        "GUARD_FAMILY",
+        "GUARD_MODE",
+        "GUARD_ANSWERS",
+        "GUARD_ON_ERROR",
+        "GUARD_TIMEOUT_SECONDS",
+        "GUARD_ACCESS_SECRET",
     )
 }
 
@@ -239,6 +248,7 @@ def _env(engine: Engine) -> list[dict[str, Any]]:
             )
     env.extend(_embedding_env(spec))
     env.extend(_vector_db_env(engine))
+    env.extend(_guard_env(spec))
     storage = spec.storage
     if storage is not None and storage.persistent_volume is not None:
         # Indexes and the audit log live on the volume, so a restarted pod loses nothing.
@@ -290,6 +300,36 @@ def _vector_db_env(engine: Engine) -> list[dict[str, Any]]:
                 "name": ENV["VECTOR_DB_ACCESS_SECRET"],
                 "valueFrom": {
                     "secretKeyRef": {"name": vector_db.access_secret, "key": VECTOR_DB_SECRET_KEY}
+                },
+            }
+        )
+    return env
+
+
+def _guard_env(spec: crd.RAGEngineSpec) -> list[dict[str, Any]]:
+    """The guard model as the runtime reads it; nothing without spec.guard (server-side apply
+    then removes the variables an earlier spec set). The policy file's guard: keys win."""
+    guard = spec.guard
+    if guard is None:
+        return []
+    env: list[dict[str, Any]] = [
+        {"name": ENV["GUARD_URL"], "value": guard.url},
+        {"name": ENV["GUARD_FAMILY"], "value": guard.family},
+    ]
+    if guard.model:
+        env.append({"name": ENV["GUARD_MODEL"], "value": guard.model})
+    env += [
+        {"name": ENV["GUARD_MODE"], "value": guard.mode},
+        {"name": ENV["GUARD_ANSWERS"], "value": str(guard.answers).lower()},
+        {"name": ENV["GUARD_ON_ERROR"], "value": guard.on_error},
+        {"name": ENV["GUARD_TIMEOUT_SECONDS"], "value": f"{guard.timeout_seconds:g}"},
+    ]
+    if guard.access_secret:
+        env.append(
+            {
+                "name": ENV["GUARD_ACCESS_SECRET"],
+                "valueFrom": {
+                    "secretKeyRef": {"name": guard.access_secret, "key": GUARD_SECRET_KEY}
                 },
             }
         )

@@ -53,6 +53,7 @@ DEPLOYMENT_DRIFTED = "DeploymentDrifted"
 RECHECK_REASONS = frozenset(
     {
         secrets_status.MISSING,
+        secrets_status.KEY_MISSING,
         secrets_status.UNCHECKED,
         TEMPLATE_NOT_FOUND,
         SERVICE_MISSING,
@@ -211,7 +212,7 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
     try:
         judgement = _policy(engine, settings, notices)
         secrets_condition = secrets_status.secrets_condition(
-            spec, namespace, k8s.secret_exists, generation
+            spec, namespace, k8s.secret_seen, generation
         )
         k8s.apply(manifests.deployment(engine))
         for service in manifests.services(engine):

@@ -1,68 +1,120 @@
-"""SecretsReady (pure): do the Secrets the engine's pods read through ``secretKeyRef`` exist?
+"""SecretsReady (pure): do the Secrets the engine's pods read through ``secretKeyRef`` exist,
+with the key each one is read by?
 
-A missing one keeps every pod from starting (CreateContainerConfigError), which the Deployment
-alone reports as replicas that are not ready; this condition names the Secret instead. The
-operator learns only whether each Secret exists (a metadata-only GET, ``k8s.secret_exists``),
-never its data, so a missing key inside an existing Secret is not seen here.
+A missing Secret or key keeps every pod from starting (CreateContainerConfigError), which the
+Deployment alone reports as replicas that are not ready; this condition names the Secret and
+the key instead. The operator learns each Secret by a metadata-only GET (``k8s.secret_seen``),
+never its data: whether it exists, and its data keys as its ``managedFields`` record them. A
+key is reported missing only when those records name the Secret's keys and not this one;
+when they name none, the key is not judged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sentinel_operator import conditions, crd
+from sentinel_operator import conditions, crd, manifests
+
+if TYPE_CHECKING:  # the I/O module, for the type of what it saw
+    from sentinel_operator import k8s
 
 # Reasons of SecretsReady (Ready takes the first that is not True).
 NONE_REFERENCED = "NoSecretsReferenced"
 FOUND = "SecretsFound"
 MISSING = "AccessSecretMissing"
+KEY_MISSING = "AccessSecretKeyMissing"
 UNCHECKED = "SecretsUnchecked"
 
 
-def referenced(spec: crd.RAGEngineSpec) -> list[tuple[str, str]]:
-    """(spec field, Secret name) for every accessSecret the spec sets, in spec order."""
-    found: list[tuple[str, str]] = []
+class Reference(NamedTuple):
+    """One ``secretKeyRef`` of the runtime pod: the spec field naming the Secret, the Secret,
+    and the key the runtime reads from it."""
+
+    field: str
+    name: str
+    key: str
+
+
+def referenced(spec: crd.RAGEngineSpec) -> list[Reference]:
+    """Every accessSecret the spec sets, in spec order."""
+    found: list[Reference] = []
     inference = spec.inference_service
     if inference is not None and inference.access_secret:
-        found.append(("inferenceService.accessSecret", inference.access_secret))
+        found.append(
+            Reference(
+                "inferenceService.accessSecret", inference.access_secret, manifests.LLM_SECRET_KEY
+            )
+        )
     remote = spec.embedding.remote if spec.embedding is not None else None
     if remote is not None and remote.access_secret:
-        found.append(("embedding.remote.accessSecret", remote.access_secret))
+        found.append(
+            Reference(
+                "embedding.remote.accessSecret",
+                remote.access_secret,
+                manifests.EMBEDDING_SECRET_KEY,
+            )
+        )
     vector_db = spec.storage.vector_db if spec.storage is not None else None
     if vector_db is not None and vector_db.access_secret:
-        found.append(("storage.vectorDB.accessSecret", vector_db.access_secret))
+        found.append(
+            Reference(
+                "storage.vectorDB.accessSecret",
+                vector_db.access_secret,
+                manifests.VECTOR_DB_SECRET_KEY,
+            )
+        )
+    guard = spec.guard
+    if guard is not None and guard.access_secret:
+        found.append(
+            Reference("guard.accessSecret", guard.access_secret, manifests.GUARD_SECRET_KEY)
+        )
     return found
 
 
 def secrets_condition(
     spec: crd.RAGEngineSpec,
     namespace: str,
-    exists: Callable[[str, str], bool | None],
+    look: Callable[[str, str], k8s.SecretSeen],
     generation: int | None,
 ) -> dict[str, Any]:
-    """``exists(namespace, name)`` answers True, False, or None (the operator may not look)."""
+    """``look(namespace, name)`` is what a metadata-only GET saw of that Secret."""
     refs = referenced(spec)
     if not refs:
         return conditions.condition(
             conditions.SECRETS_READY, True, NONE_REFERENCED, "the spec names no Secret", generation
         )
-    answers = {name: exists(namespace, name) for name in dict.fromkeys(n for _, n in refs)}
-    missing = [f"{field}: Secret {name}" for field, name in refs if answers[name] is False]
-    if missing:
-        message = (
-            f"{'; '.join(missing)} not found in namespace {namespace}: the runtime pods "
-            "cannot start until it exists"
+    seen = {name: look(namespace, name) for name in dict.fromkeys(ref.name for ref in refs)}
+    missing = [f"{ref.field}: Secret {ref.name}" for ref in refs if seen[ref.name].found is False]
+    # The Secret's other key names stay out of the message: status is read more widely.
+    keyless = [
+        f"{ref.field}: Secret {ref.name} has no key {ref.key}"
+        for ref in refs
+        if seen[ref.name].found
+        and (keys := seen[ref.name].keys) is not None
+        and ref.key not in keys
+    ]
+    if missing or keyless:
+        problems = [f"{'; '.join(missing)} not found in namespace {namespace}"] if missing else []
+        problems += keyless
+        until = (
+            "it exists"
+            if not keyless
+            else "the key is added"
+            if not missing
+            else "each Secret exists with its key"
         )
-        return conditions.condition(conditions.SECRETS_READY, False, MISSING, message, generation)
-    unchecked = [name for name, answer in answers.items() if answer is None]
+        message = f"{'; '.join(problems)}: the runtime pods cannot start until {until}"
+        reason = MISSING if missing else KEY_MISSING
+        return conditions.condition(conditions.SECRETS_READY, False, reason, message, generation)
+    unchecked = [name for name, answer in seen.items() if answer.found is None]
     if unchecked:
         message = (
             f"cannot check Secret {', '.join(unchecked)}: the operator may not get Secrets in "
             f"namespace {namespace} (RBAC)"
         )
         return conditions.condition(conditions.SECRETS_READY, None, UNCHECKED, message, generation)
-    names = ", ".join(answers)
+    names = ", ".join(seen)
     return conditions.condition(
         conditions.SECRETS_READY, True, FOUND, f"Secret {names} exists", generation
     )

@@ -45,6 +45,33 @@ class Settings(BaseSettings):
     LLM_TIMEOUT_SECONDS: float = Field(
         default=60.0, gt=0, description="Total time allowed for one upstream call."
     )
+    GUARD_URL: str = Field(
+        default="",
+        description="OpenAI-compatible base URL of a guard model's server (the policy's "
+        "guard.url wins); empty: no guard model unless the policy names one.",
+    )
+    GUARD_MODEL: str = Field(default="", description="Guard model name sent to that server.")
+    GUARD_FAMILY: str = Field(
+        default="",
+        description="Guard model family: llama-guard-3, llama-guard-4, shieldgemma, "
+        "granite-guardian, qwen3guard, wildguard or custom (empty: llama-guard-3).",
+    )
+    GUARD_MODE: str = Field(
+        default="",
+        description="always, uncertain or off (empty: uncertain when GUARD_URL is set).",
+    )
+    GUARD_ANSWERS: str = Field(
+        default="", description="true: the guard model judges final answers too."
+    )
+    GUARD_ON_ERROR: str = Field(
+        default="", description="builtin, refuse or allow when the guard fails (empty: builtin)."
+    )
+    GUARD_TIMEOUT_SECONDS: str = Field(
+        default="", description="Seconds one guard call may take (empty: 5)."
+    )
+    GUARD_ACCESS_SECRET: str = Field(
+        default="", description="Bearer token for the guard model's server (never in a policy)."
+    )
     EMBEDDING_TYPE: Literal["builtin", "local", "remote"] = Field(
         default="builtin",
         description="builtin: model-free hashing embedder; local: a sentence-transformers "
@@ -143,6 +170,14 @@ class Settings(BaseSettings):
             if url.endswith(endpoint):
                 return url.removesuffix(endpoint)
         return url
+
+    def guard_environment(self) -> dict[str, str]:
+        """The ``GUARD_*`` variables as ``guard.config.environment_defaults`` reads them."""
+        return {
+            name: getattr(self, name)
+            for name in type(self).model_fields
+            if name.startswith("GUARD_")
+        }
 
     def chat_completions_url(self) -> str:
         """Where chat is posted (``upstream`` derives ``/models`` from it the same way)."""

@@ -60,9 +60,10 @@ def errors(engine: dict[str, Any]) -> list[str]:
     return found
 
 
-def test_the_three_samples_exist() -> None:
+def test_the_four_samples_exist() -> None:
     assert SAMPLE_NAMES == [
         "ragengine-custom-policy.yaml",
+        "ragengine-guard.yaml",
         "ragengine-inference.yaml",
         "ragengine-minimal.yaml",
     ]
@@ -85,6 +86,16 @@ def test_sample_validates_against_the_crd(name: str) -> None:
         pytest.param({"serviceType": "Ingress"}, "serviceType: 'Ingress' is not one of", id="enum"),
         pytest.param({"replicas": "two"}, "replicas: 'two' is not of type 'integer'", id="type"),
         pytest.param({"inferenceService": {"model": "m"}}, "'url' is a required", id="required"),
+        pytest.param(
+            {"guard": {"url": "llama-guard:8000/v1", "family": "llama-guard-3"}},
+            "guard.url: 'llama-guard:8000/v1' does not match",
+            id="guard-url-pattern",
+        ),
+        pytest.param(
+            {"guard": {"url": "http://g/v1", "family": "llama-guard-2"}},
+            "guard.family: 'llama-guard-2' is not one of",
+            id="guard-family-enum",
+        ),
         pytest.param(
             {"embedding": {"local": {"modelID": "m"}, "remote": {"url": "u"}}},
             "exactly one of local and remote",
@@ -120,6 +131,37 @@ def test_inference_sample_becomes_the_llm_settings_of_the_pod() -> None:
     assert env["LLM_ACCESS_SECRET"]["valueFrom"]["secretKeyRef"] == {
         "name": inference["accessSecret"],
         "key": manifests.LLM_SECRET_KEY,
+    }
+
+
+def test_guard_sample_points_the_engine_at_its_workspace_and_secret() -> None:
+    objects = sample("ragengine-guard.yaml")
+    [workspace] = [o for o in objects if o["kind"] == "Workspace"]
+    [secret] = [o for o in objects if o["kind"] == "Secret"]
+    [engine] = engines(objects)
+    # What KAITO's Workspace CRD requires (its CRD is not installed on the test control plane,
+    # so tests/cluster dry-runs the rest of the file): resource.labelSelector and a preset name;
+    # a gated Hugging Face model also needs the Secret with its token.
+    assert workspace["apiVersion"] == "kaito.sh/v1beta1"
+    assert "spec" not in workspace  # KAITO's Workspace has top-level resource and inference
+    assert workspace["resource"]["labelSelector"]["matchLabels"]
+    preset = workspace["inference"]["preset"]
+    assert preset["name"] == "meta-llama/Llama-Guard-3-1B"
+    assert preset["presetOptions"]["modelAccessSecret"]
+    # KAITO's Service for a workspace takes its name and listens on port 80.
+    guard = engine["spec"]["guard"]
+    assert guard["url"] == f"http://{workspace['metadata']['name']}/v1"
+    assert guard["accessSecret"] == secret["metadata"]["name"]
+    assert manifests.GUARD_SECRET_KEY in secret["stringData"]
+    assert all("namespace" not in o["metadata"] for o in objects)
+    spec = crd.RAGEngineSpec.model_validate(engine["spec"])
+    pod = manifests.deployment(manifests.Engine("e", "ns", "uid", spec, "img"))
+    env = {e["name"]: e for e in pod["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["GUARD_URL"]["value"] == guard["url"]
+    assert env["GUARD_FAMILY"]["value"] == "llama-guard-3"
+    assert env["GUARD_ACCESS_SECRET"]["valueFrom"]["secretKeyRef"] == {
+        "name": secret["metadata"]["name"],
+        "key": manifests.GUARD_SECRET_KEY,
     }
 
 

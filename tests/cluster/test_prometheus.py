@@ -5,7 +5,8 @@ parse and return data, and every rule must evaluate cleanly and be pending or fi
 
 Processes: runtime A (demo corpus, a policy in a ConfigMap-like directory with redact, block
 and fail-closed scanners, hot reload on), runtime B (guardrails off, its LLM upstream a fake
-OpenAI-protocol server answering HTTP 500), runtime C (guardrails on, no policy file), the
+OpenAI-protocol server answering HTTP 500, a fake guard model judging every request, failing
+every other call), runtime C (guardrails on, no policy file), the
 operator watching one fresh namespace with two RAGEngines in it (pods never run here, so one
 engine stays not Ready; the other's name is no valid Service name, so its reconciles fail),
 and Prometheus scraping all four every second with the alert rules loaded.
@@ -26,6 +27,7 @@ import pytest
 
 from support.cluster import Cluster, namespace
 from support.configmap import ConfigMapDir
+from support.fake_guard import FakeGuard
 from support.fake_llm import FakeLLM
 from support.observability import (
     ALERTS,
@@ -116,8 +118,9 @@ def _round_on_a(a: RuntimeProcess) -> None:
     assert httpx.get(f"{base}/no/such/path", timeout=10).status_code == 404
 
 
-def _round_on_b_and_c(b: RuntimeProcess, c: RuntimeProcess) -> None:
-    for _ in range(4):
+def _round_on_b_and_c(b: RuntimeProcess, c: RuntimeProcess, guard: FakeGuard) -> None:
+    for turn in range(4):
+        guard.status = 503 if turn % 2 else 200  # every other guard call fails
         assert _chat(b, "hello").status_code == 502  # the upstream answered HTTP 500
         assert _chat(c, "hello").status_code == 503  # guardrails on, no policy
     assert httpx.get(f"{c.base_url}/ready", timeout=10).status_code == 503
@@ -178,7 +181,7 @@ def _create_engines(ns: str) -> None:
 
 def _start_runtimes(
     tmp_path: Path, stack: ExitStack
-) -> tuple[RuntimeProcess, RuntimeProcess, RuntimeProcess, ConfigMapDir]:
+) -> tuple[RuntimeProcess, RuntimeProcess, RuntimeProcess, ConfigMapDir, FakeGuard]:
     policy = ConfigMapDir(tmp_path / "policy")
     policy.write(POLICY)
     guarded = {
@@ -190,9 +193,11 @@ def _start_runtimes(
     stack.callback(a.stop)
     upstream = FakeLLM(status=500).start()
     stack.callback(upstream.stop)
-    b = start_runtime(
-        tmp_path, {"LLM_INFERENCE_URL": upstream.base_url}, ("--no-guardrails", "--no-demo")
-    )
+    guard = FakeGuard(family="llama-guard-3").start()
+    stack.callback(guard.stop)
+    # B asks a guard model about every request (the dashboard's guard row).
+    b_env = {"LLM_INFERENCE_URL": upstream.base_url, "GUARD_URL": guard.base_url}
+    b = start_runtime(tmp_path, {**b_env, "GUARD_MODE": "always"}, ("--no-guardrails", "--no-demo"))
     stack.callback(b.stop)
     (tmp_path / "absent").mkdir()
     missing = str(tmp_path / "absent" / "guardrails.yaml")
@@ -211,7 +216,7 @@ def _start_runtimes(
     )
     assert c.metric("rag_index_files_quarantined_total", problem="damaged") == 1
     stack.callback(c.stop)
-    return a, b, c, policy
+    return a, b, c, policy, guard
 
 
 def _break_the_policy(a: RuntimeProcess, policy: ConfigMapDir) -> None:
@@ -284,7 +289,7 @@ def test_every_dashboard_query_and_alert_returns_live_data(
 ) -> None:
     started = time.monotonic()
     ns, operator_port = _start_operator(cluster, tmp_path, stack)
-    a, b, c, policy = _start_runtimes(tmp_path, stack)
+    a, b, c, policy, guard = _start_runtimes(tmp_path, stack)
     namespace_label = {"namespace": "shop"}
     prom = start_prometheus(
         tmp_path / "prometheus",
@@ -304,7 +309,7 @@ def test_every_dashboard_query_and_alert_returns_live_data(
     for _ in range(2):
         mark = time.time()
         _round_on_a(a)
-        _round_on_b_and_c(b, c)
+        _round_on_b_and_c(b, c, guard)
         prom.wait_scraped(mark)
     _break_the_policy(a, policy)
     prom.wait_scraped(time.time())

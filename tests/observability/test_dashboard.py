@@ -88,6 +88,12 @@ def test_the_views_a_platform_engineer_needs_are_there() -> None:
         "sum by (result) (rate(sentinel_operator_reconciles_total",
         "sentinel_operator_reconcile_duration_seconds_bucket",
         "sum by (ready) (sentinel_operator_engines)",
+        "sum by (subject, verdict) (rate(sentinel_guard_requests_total",
+        'sum by (outcome) (rate(sentinel_guard_requests_total{namespace=~"$namespace", '
+        'outcome!~"ok|skipped"}',
+        "histogram_quantile(0.5, sum by (le, subject) (rate(sentinel_guard_request_duration",
+        "histogram_quantile(0.99, sum by (le, subject) (rate(sentinel_guard_request_duration",
+        'sentinel_guard_circuit_open{namespace=~"$namespace"}',
     ):
         assert needed in exprs, needed
     # The active policy hash is shown as a table of the info metric's labels.

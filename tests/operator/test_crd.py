@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -152,9 +153,112 @@ def test_a_kaito_manifest_parses_unchanged() -> None:
         pytest.param({"queryServiceName": "My.Query"}, "queryServiceName", id="query-svc"),
         pytest.param({"indexServiceName": "9index"}, "indexServiceName", id="index-svc"),
         pytest.param({"indexServiceName": "x" * 64}, "indexServiceName", id="index-svc-long"),
+        pytest.param({"guard": {"url": "http://g/v1"}}, "guard.family", id="guard-no-family"),
+        pytest.param({"guard": {"family": "custom"}}, "guard.url", id="guard-no-url"),
+        pytest.param(
+            {"guard": {"url": "http://g/v1", "family": "llamaguard"}}, "guard.family", id="family"
+        ),
+        pytest.param(
+            {"guard": {"url": "llama-guard:8000", "family": "custom"}},
+            "is not an http:// or https:// URL",
+            id="guard-url-no-scheme",
+        ),
+        pytest.param(
+            {"guard": {"url": "http://g/v1", "family": "custom", "mode": "sometimes"}},
+            "guard.mode",
+            id="guard-mode",
+        ),
+        pytest.param(
+            {"guard": {"url": "http://g/v1", "family": "custom", "timeoutSeconds": 0}},
+            "guard.timeoutSeconds",
+            id="guard-timeout-zero",
+        ),
+        pytest.param(
+            {"guard": {"url": "http://g/v1", "family": "custom", "timeoutSeconds": 121}},
+            "guard.timeoutSeconds",
+            id="guard-timeout-long",
+        ),
     ],
 )
 def test_invalid_specs_are_rejected_with_the_field_named(spec: dict, fragment: str) -> None:
     with pytest.raises(ValidationError) as caught:
         crd.RAGEngineSpec.model_validate(spec)
     assert fragment in str(caught.value)
+
+
+def _guard_schema() -> dict[str, Any]:
+    return crd.crd_manifest()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"][
+        "spec"
+    ]["properties"]["guard"]
+
+
+def test_guard_schema_has_its_fields_enums_bounds_and_defaults() -> None:
+    guard = _guard_schema()
+    fields = guard["properties"]
+    assert set(fields) == {
+        "url",
+        "model",
+        "family",
+        "accessSecret",
+        "mode",
+        "answers",
+        "onError",
+        "timeoutSeconds",
+    }
+    assert sorted(guard["required"]) == ["family", "url"]
+    assert fields["family"]["enum"] == [
+        "llama-guard-3",
+        "llama-guard-4",
+        "shieldgemma",
+        "granite-guardian",
+        "qwen3guard",
+        "wildguard",
+        "custom",
+    ]
+    assert list(crd.GUARD_FAMILIES) == fields["family"]["enum"]
+    assert (fields["mode"]["enum"], fields["mode"]["default"]) == (
+        ["always", "uncertain", "off"],
+        "uncertain",
+    )
+    assert (fields["onError"]["enum"], fields["onError"]["default"]) == (
+        ["builtin", "refuse", "allow"],
+        "builtin",
+    )
+    assert fields["answers"].items() >= {"type": "boolean", "default": False}.items()
+    assert (
+        fields["timeoutSeconds"].items()
+        >= {
+            "type": "number",
+            "minimum": 0,
+            "exclusiveMinimum": True,
+            "maximum": 120,
+            "default": 5,
+        }.items()
+    )
+    assert fields["url"]["minLength"] == 1
+    assert fields["url"]["pattern"] == crd.GUARD_URL_PATTERN
+    for name, field in {"guard": guard, **fields}.items():
+        assert len(field.get("description", "")) >= 20, name
+
+
+@pytest.mark.parametrize(
+    ("url", "ok"),
+    [
+        pytest.param("http://llama-guard:8000/v1", True, id="vllm"),
+        pytest.param("http://workspace-llama-guard.guard.svc/v1", True, id="kaito"),
+        pytest.param("https://guard.example", True, id="https-no-path"),
+        pytest.param("llama-guard:8000/v1", False, id="no-scheme"),
+        pytest.param("ftp://guard/v1", False, id="ftp"),
+        pytest.param("http:///v1", False, id="no-host"),
+        pytest.param("http://guard/v 1", False, id="space"),
+    ],
+)
+def test_guard_url_pattern_is_the_models_check(url: str, ok: bool) -> None:
+    # The same rule on both sides: the apiserver's pattern, the operator's validator.
+    assert bool(re.fullmatch(crd.GUARD_URL_PATTERN, url)) is ok
+    spec = {"guard": {"url": url, "family": "llama-guard-3"}}
+    if ok:
+        crd.RAGEngineSpec.model_validate(spec)
+    else:
+        with pytest.raises(ValidationError, match="not an http:// or https:// URL"):
+            crd.RAGEngineSpec.model_validate(spec)

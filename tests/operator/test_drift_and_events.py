@@ -92,7 +92,8 @@ def test_a_removed_env_var_is_drift() -> None:
 
 
 def _exists(answers: dict[str, bool | None]):
-    return lambda namespace, name: answers[name]
+    """What a metadata-only GET saw of each named Secret, key names unknown."""
+    return lambda namespace, name: k8s.SecretSeen(answers[name])
 
 
 @pytest.mark.parametrize(
@@ -148,6 +149,129 @@ def test_missing_secret_message_names_the_field_and_the_secret() -> None:
     assert made["message"].startswith(
         "storage.vectorDB.accessSecret: Secret db not found in namespace team"
     )
+
+
+GUARD = {"url": "http://guard:8000/v1", "family": "llama-guard-3", "accessSecret": "guard-key"}
+
+
+def _seen(secrets: dict[str, frozenset[str] | bool | None]):
+    """Each named Secret as found with these key names (None: names unknown; False: absent)."""
+
+    def look(namespace: str, name: str) -> k8s.SecretSeen:
+        keys = secrets[name]
+        return k8s.SecretSeen(False) if keys is False else k8s.SecretSeen(True, keys)
+
+    return look
+
+
+@pytest.mark.parametrize(
+    ("secrets", "status", "reason", "fragment"),
+    [
+        pytest.param(
+            {"guard-key": False},
+            "False",
+            "AccessSecretMissing",
+            "guard.accessSecret: Secret guard-key not found in namespace team: the runtime pods "
+            "cannot start until it exists",
+            id="secret-missing",
+        ),
+        pytest.param(
+            {"guard-key": frozenset({"token"})},
+            "False",
+            "AccessSecretKeyMissing",
+            "guard.accessSecret: Secret guard-key has no key GUARD_ACCESS_SECRET: the runtime "
+            "pods cannot start until the key is added",
+            id="key-missing",
+        ),
+        pytest.param(
+            {"guard-key": frozenset({"GUARD_ACCESS_SECRET", "other"})},
+            "True",
+            "SecretsFound",
+            "Secret guard-key exists",
+            id="key-there",
+        ),
+        pytest.param(
+            {"guard-key": None},
+            "True",
+            "SecretsFound",
+            "Secret guard-key exists",
+            id="keys-unknown",
+        ),
+    ],
+)
+def test_the_guard_secret_is_judged_like_the_others(secrets, status, reason, fragment) -> None:
+    parsed = crd.RAGEngineSpec.model_validate({"guard": GUARD})
+    made = secrets_status.secrets_condition(parsed, "team", _seen(secrets), 3)
+    assert (made["type"], made["status"], made["reason"]) == ("SecretsReady", status, reason)
+    assert made["message"] == fragment
+    crd.Condition.model_validate({"lastTransitionTime": conditions.now(), **made})
+
+
+def test_one_secret_for_two_fields_is_checked_for_each_fields_key() -> None:
+    # A team that keeps the LLM's and the guard's tokens in one Secret.
+    spec = {
+        "inferenceService": {"url": "http://llm/v1", "accessSecret": "tokens"},
+        "guard": {**GUARD, "accessSecret": "tokens"},
+    }
+    parsed = crd.RAGEngineSpec.model_validate(spec)
+    asked: list[str] = []
+
+    def look(namespace: str, name: str) -> k8s.SecretSeen:
+        asked.append(name)
+        return k8s.SecretSeen(True, frozenset({"LLM_ACCESS_SECRET"}))
+
+    made = secrets_status.secrets_condition(parsed, "team", look, 1)
+    assert asked == ["tokens"]  # one GET per Secret
+    assert made["reason"] == "AccessSecretKeyMissing"
+    assert "guard.accessSecret: Secret tokens has no key GUARD_ACCESS_SECRET" in made["message"]
+    assert "inferenceService" not in made["message"]
+
+
+def test_a_missing_secret_comes_before_a_missing_key() -> None:
+    spec = {"inferenceService": {"url": "http://llm/v1", "accessSecret": "llm"}, "guard": GUARD}
+    parsed = crd.RAGEngineSpec.model_validate(spec)
+    made = secrets_status.secrets_condition(
+        parsed, "team", _seen({"llm": False, "guard-key": frozenset({"x"})}), 1
+    )
+    assert made["reason"] == "AccessSecretMissing"
+    assert made["message"] == (
+        "inferenceService.accessSecret: Secret llm not found in namespace team; "
+        "guard.accessSecret: Secret guard-key has no key GUARD_ACCESS_SECRET: the runtime pods "
+        "cannot start until each Secret exists with its key"
+    )
+
+
+@pytest.mark.parametrize(
+    ("managed", "keys"),
+    [
+        pytest.param(
+            [{"manager": "kubectl-create", "fieldsV1": {"f:data": {".": {}, "f:A": {}}}}],
+            {"A"},
+            id="created",
+        ),
+        pytest.param(
+            [
+                {"fieldsV1": {"f:data": {".": {}, "f:A": {}}, "f:type": {}}},
+                {"fieldsV1": {"f:data": {"f:B": {}}}},
+            ],
+            {"A", "B"},
+            id="two-writers",
+        ),
+        # Server-side apply of stringData records it as written (the server stores data).
+        pytest.param([{"fieldsV1": {"f:stringData": {"f:C": {}}}}], {"C"}, id="apply-stringData"),
+        pytest.param([{"fieldsV1": {"f:type": {}}}], None, id="no-data-named"),
+        pytest.param([], None, id="stripped"),
+        pytest.param(None, None, id="absent"),
+    ],
+)
+def test_secret_key_names_come_from_managed_fields(managed, keys) -> None:
+    found = k8s.data_keys({"name": "s", "managedFields": managed})
+    assert found == (None if keys is None else frozenset(keys))
+
+
+def test_engines_waiting_on_a_secret_key_are_rechecked() -> None:
+    waiting = {"conditions": _components(SecretsReady=(False, "AccessSecretKeyMissing"))}
+    assert reconcile.needs_recheck(waiting)
 
 
 def _components(**overrides: tuple[bool | None, str]) -> list[dict]:
@@ -251,3 +375,26 @@ def test_a_repair_that_fails_says_so_in_status_and_is_rechecked(monkeypatch) -> 
     assert k8s.namespace_terminating(gone) and not k8s.namespace_terminating(
         ApiException(status=403, reason="Forbidden")
     )
+
+
+def test_a_guard_url_that_is_no_http_url_is_an_invalid_spec_in_status(monkeypatch) -> None:
+    # The apiserver refuses it by the schema's pattern; an engine stored before the CRD had
+    # the pattern still reaches the operator, which reports it and applies nothing.
+    def never(obj: dict) -> dict:
+        raise AssertionError(f"applied {obj['kind']} of an invalid spec")
+
+    stored = _Status({})
+    monkeypatch.setattr(k8s, "apply", never)
+    monkeypatch.setattr(k8s, "update_status", stored)
+    body = {
+        "metadata": {"name": "shop", "namespace": "team", "uid": "uid", "generation": 4},
+        "spec": {"guard": {"url": "llama-guard:8000/v1", "family": "llama-guard-3"}},
+    }
+    notices = reconcile.reconcile(body, OperatorSettings(OPERATOR_NAMESPACE="ops"))
+    [ready] = stored.status["conditions"]
+    assert (ready["type"], ready["status"], ready["reason"]) == ("Ready", "False", "InvalidSpec")
+    assert ready["message"].startswith("spec.guard.url: ")
+    assert "'llama-guard:8000/v1' is not an http:// or https:// URL" in ready["message"]
+    assert "e.g. http://llama-guard:8000/v1" in ready["message"]
+    assert stored.status["observedGeneration"] == 4
+    assert [(n.type, n.reason) for n in notices] == [("Warning", "InvalidSpec")]

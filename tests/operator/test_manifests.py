@@ -119,6 +119,7 @@ CHANGES = [
     ),
     pytest.param({"resources": {"limits": {"memory": "1Gi"}}}, id="resources"),
     pytest.param({"inferenceService": {"url": "http://llm/v1"}}, id="inference-url"),
+    pytest.param({"guard": {"url": "http://guard/v1", "family": "custom"}}, id="guard"),
     pytest.param({"guardrails": {"enabled": False}}, id="guardrails-off"),
     pytest.param({"guardrails": {"enabled": True, "configMapRef": {"name": "x"}}}, id="policy-ref"),
     pytest.param({"storage": {"persistentVolume": {"persistentVolumeClaim": "pvc"}}}, id="storage"),
@@ -345,3 +346,73 @@ def test_stale_services_are_the_owned_ones_no_longer_asked_for() -> None:
         svc("c", controller=False),
     ]
     assert manifests.stale_services(built, existing) == ["demo", "old-index"]
+
+
+GUARD = {
+    "url": "http://llama-guard.guard.svc/v1",
+    "model": "meta-llama/Llama-Guard-3-1B",
+    "family": "llama-guard-3",
+    "accessSecret": "guard-token",
+}
+
+
+def _guard_env(spec: dict[str, Any]) -> dict[str, Any]:
+    env = env_of(manifests.deployment(engine(spec)))
+    return {k: v for k, v in env.items() if k.startswith("GUARD_")}
+
+
+def test_guard_spec_reaches_the_runtime_with_its_defaults_and_secret() -> None:
+    assert _guard_env({**BASE, "guard": GUARD}) == {
+        "GUARD_URL": "http://llama-guard.guard.svc/v1",
+        "GUARD_FAMILY": "llama-guard-3",
+        "GUARD_MODEL": "meta-llama/Llama-Guard-3-1B",
+        "GUARD_MODE": "uncertain",
+        "GUARD_ANSWERS": "false",
+        "GUARD_ON_ERROR": "builtin",
+        "GUARD_TIMEOUT_SECONDS": "5",
+        # The token by reference, as LLM_ACCESS_SECRET: never a value in the pod template.
+        "GUARD_ACCESS_SECRET": {
+            "secretKeyRef": {"name": "guard-token", "key": manifests.GUARD_SECRET_KEY}
+        },
+    }
+    assert manifests.GUARD_SECRET_KEY == "GUARD_ACCESS_SECRET"
+
+
+def test_every_guard_field_reaches_the_runtime_as_written() -> None:
+    spec = {
+        **BASE,
+        "guard": {
+            "url": "https://guard.example/v1",
+            "family": "custom",
+            "mode": "always",
+            "answers": True,
+            "onError": "refuse",
+            "timeoutSeconds": 0.75,
+        },
+    }
+    assert _guard_env(spec) == {
+        "GUARD_URL": "https://guard.example/v1",
+        "GUARD_FAMILY": "custom",
+        "GUARD_MODE": "always",
+        "GUARD_ANSWERS": "true",
+        "GUARD_ON_ERROR": "refuse",
+        "GUARD_TIMEOUT_SECONDS": "0.75",
+    }
+    # Every variable is one the runtime reads, with a value its settings accept.
+    given = {k: v for k, v in _guard_env(spec).items() if isinstance(v, str)}
+    assert Settings(**given).model_dump().items() >= given.items()
+
+
+def test_without_guard_the_pod_has_no_guard_variables() -> None:
+    assert _guard_env(BASE) == {}
+
+
+def test_removing_the_guard_removes_its_variables_from_the_desired_deployment() -> None:
+    # Server-side apply under one field manager drops what the builders stop setting, so the
+    # desired object without the guard is what the Deployment becomes (tests/cluster checks
+    # that on the API server).
+    with_guard = manifests.deployment(engine({**BASE, "guard": GUARD}))
+    without = manifests.deployment(engine(BASE))
+    assert with_guard != without
+    assert not [e for e in container(without)["env"] if e["name"].startswith("GUARD_")]
+    assert manifests.drift(without, with_guard)  # the live one still carrying it is drift

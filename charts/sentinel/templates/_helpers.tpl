@@ -116,8 +116,9 @@ ClusterRole when it serves all). It reads and writes RAGEngines and their status
 Deployments and Services (delete: only a Service of its own that a renamed
 queryServiceName/indexServiceName left behind), creates (never updates or deletes) the
 namespace copy of the policy template, reads ConfigMaps to judge policies, posts Events, and
-reads a Secret by name (never list or watch) to report a missing accessSecret; the runtime
-pods read their secrets through secretKeyRef, never the operator.
+reads a Secret's metadata by name (never list or watch, never its data) to report a missing
+accessSecret or key; the runtime pods read their secrets through secretKeyRef, never the
+operator.
 */}}
 {{- define "sentinel.namespacedRules" -}}
 - apiGroups: [rag.sentinel.dev]

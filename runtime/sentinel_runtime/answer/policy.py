@@ -10,6 +10,7 @@ the scanners of one version with the pipeline settings or the rules of another
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +30,12 @@ class PolicyVersion:
     rules: RulebaseSnapshot = field(default_factory=lambda: RulebaseSnapshot(None, None))
 
     @classmethod
-    def of(cls, engine: GuardrailsEngine | None) -> PolicyVersion:
-        return cls(engine, pipeline_config.for_policy(engine.policy if engine else None))
+    def of(
+        cls, engine: GuardrailsEngine | None, guard_defaults: Mapping[str, Any] | None = None
+    ) -> PolicyVersion:
+        return cls(
+            engine, pipeline_config.for_policy(engine.policy if engine else None, guard_defaults)
+        )
 
 
 def active(services: Services) -> PolicyVersion:
@@ -48,9 +53,8 @@ def active(services: Services) -> PolicyVersion:
     companion = activation.companion if activation is not None else None
     # Guardrails off: no policy is activated, and the live (empty) governance state applies.
     rules = companion if isinstance(companion, RulebaseSnapshot) else services.governance.snapshot()
-    return PolicyVersion(
-        engine, pipeline_config.for_policy(engine.policy if engine else None), rules
-    )
+    config = pipeline_config.for_policy(engine.policy if engine else None, services.guard_defaults)
+    return PolicyVersion(engine, config, rules)
 
 
 def describe(services: Services) -> dict[str, Any]:
@@ -69,7 +73,7 @@ def describe(services: Services) -> dict[str, Any]:
             else None,
             "reload": state.describe_reloads(),
         }
-    version = PolicyVersion.of(engine)
+    version = PolicyVersion.of(engine, services.guard_defaults)
     policy = engine.policy
     return {
         "enabled": True,

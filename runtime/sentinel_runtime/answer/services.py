@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sentinel_runtime.demo import corpus
 from sentinel_runtime.governance import rulebase as governance_rulebase
 from sentinel_runtime.governance.service import Governance, RulebaseSnapshot
+from sentinel_runtime.guard import config as guard_config
+from sentinel_runtime.guard.judge import GuardRegistry
 from sentinel_runtime.guardrails.policy import Diagnostic, Policy
 from sentinel_runtime.guardrails.reloader import GuardrailsReloader
 from sentinel_runtime.guardrails.state import GuardrailsState
@@ -50,6 +52,9 @@ class Services:
     audit: AuditLog
     governance: Governance
     reloader: GuardrailsReloader | None = None
+    guards: GuardRegistry = field(default_factory=lambda: GuardRegistry(""))
+    # The guard section's keys the environment sets (GUARD_*), under each policy's own.
+    guard_defaults: dict[str, Any] = field(default_factory=dict)
 
     @property
     def chat(self) -> runner.ChatFn | None:
@@ -68,6 +73,7 @@ class Services:
             self.reloader.stop()
         await self.generator.aclose()
         await self.governance.aclose()
+        await self.guards.aclose()
         self.indexes.close()
         self.indexes.embedder.close()
 
@@ -194,6 +200,10 @@ def build_services(settings: Settings) -> Services:
     state.on_activate = follow_policy(governance, state.path)
     state.load_initial()
     runner.warm_up(pipeline_config.for_policy(state.engine.policy if state.engine else None))
+    # A GUARD_* value the guard section cannot take is a start-up error, not a silent default.
+    guard_config.GuardConfig.model_validate(
+        guard_config.environment_defaults(settings.guard_environment())
+    )
     indexes = _indexes(settings)
     if settings.DEMO_CORPUS:
         corpus.load_demo(indexes)
@@ -205,4 +215,6 @@ def build_services(settings: Settings) -> Services:
         audit=_audit(settings),
         governance=governance,
         reloader=_reloader(settings, state),
+        guards=GuardRegistry(settings.GUARD_ACCESS_SECRET),
+        guard_defaults=guard_config.environment_defaults(settings.guard_environment()),
     )

@@ -33,6 +33,7 @@ from typing import Any
 
 import anyio
 
+from sentinel_runtime.answer import answer_guard
 from sentinel_runtime.answer import turn as answering
 from sentinel_runtime.answer.errors import InvalidRequestError
 from sentinel_runtime.answer.offload import run_sized
@@ -137,6 +138,7 @@ async def open_chat_stream(
     named: str | None = None  # without a whole answer: known once the stream has started
     source: DeltaStream
     began: streamed.StreamedAnswer | streamed.Whole | None = None
+    held: answer_guard.AnswerVerdict | None = None  # the guard's verdict on a reply held whole
     if index_name is not None:
         began = await answering.begin_rag_stream(
             services,
@@ -170,6 +172,9 @@ async def open_chat_stream(
             result = await answering.refusal(pre, context, query)
             source = TextStream(result.answer.text)
             pre = None
+        elif answer_guard.active(services, engine):
+            # The guard model judges the whole answer: read it whole, then send it in pieces.
+            source, held = await _held_whole(services, engine, pre, generator.stream(body), body)
         else:
             source = generator.stream(body)
     guard = None
@@ -194,8 +199,36 @@ async def open_chat_stream(
         prescanned=prescanned,
         rag=rag,
         whole=whole,
+        held=held,
     )
     return stream
+
+
+async def _held_whole(
+    services: Services,
+    engine: GuardrailsEngine | None,
+    pre: runner.Preflight,
+    upstream: DeltaStream,
+    body: dict[str, Any],
+) -> tuple[TextStream, answer_guard.AnswerVerdict | None]:
+    """The model's whole streamed reply, judged by the guard model, as word-sized pieces
+    (the policy's blockMessage when it was judged unsafe)."""
+    await upstream.start()
+    try:
+        text = "".join([delta async for delta in upstream])
+    finally:
+        await upstream.aclose()
+    verdict = await answer_guard.judge(services, engine, pre.prompt.text, text)
+    blocked = verdict is not None and verdict.block_message is not None
+    shown = verdict.block_message if verdict is not None and verdict.block_message else text
+    held = TextStream(
+        shown,
+        finish_reason="content_filter" if blocked else (upstream.finish_reason or "stop"),
+    )
+    # Counted as generated, like an answer that is not streamed: before the guard replaced it.
+    held.usage = answering.usage(upstream.usage, body["messages"], [text])
+    held.model = upstream.model
+    return held, verdict
 
 
 async def _scanned_whole(
@@ -207,6 +240,7 @@ async def _scanned_whole(
 ) -> tuple[TextStream, list[ChoiceVerdict], str]:
     """A whole pipeline answer scanned whole, as word-sized pieces; its verdicts and name."""
     completion = answering.pipeline_completion(services, result, model, messages)
+    await answer_guard.guard_completion(services, engine, result, completion)
     prescanned: list[ChoiceVerdict] = []
     if engine is not None:
         prescanned = await run_sized(
@@ -239,6 +273,7 @@ class ChatStream:
         prescanned: list[ChoiceVerdict] | None = None,
         rag: streamed.StreamedAnswer | None = None,
         whole: streamed.WholeReason | None = None,
+        held: answer_guard.AnswerVerdict | None = None,
     ) -> None:
         self.services = services
         self.engine = engine
@@ -255,6 +290,7 @@ class ChatStream:
         self.prescanned = prescanned  # the verdicts of a text scanned whole before streaming
         self.rag = rag  # a RAG answer checked sentence by sentence as the model writes it
         self.whole = whole  # or why a RAG answer was generated whole
+        self.held = held  # the guard model's verdict on a reply read whole before it streamed
         self.received: list[str] = []
         self.received_chars = 0
         self.upstream_first_at: float | None = None
@@ -422,6 +458,7 @@ class ChatStream:
         if result is None:
             assert self.pre is not None
             result = runner.passthrough(self.pre, "".join(self.received), self.generator_name)
+            answer_guard.settle(result, self.held)
             self.result = result
         verdicts: list[ChoiceVerdict] = list(self.prescanned or [])
         if self.engine is not None and self.guard is not None and self.received_chars:

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sentinel_runtime.answer import policy
+from sentinel_runtime.answer import answer_guard, policy
 from sentinel_runtime.answer import tool_calls as tool_calls_mod
 from sentinel_runtime.answer.offload import run_sized
 from sentinel_runtime.answer.services import Services
@@ -83,12 +83,14 @@ def context_for(
 ) -> runner.PipelineContext:
     # An unknown index raises index.manager.IndexNotFound (404 at the HTTP layer).
     store = services.indexes.get(index_name) if index_name is not None else None
+    config = pipeline_config.for_policy(engine.policy if engine else None, services.guard_defaults)
     return runner.PipelineContext(
-        config=pipeline_config.for_policy(engine.policy if engine else None),
+        config=config,
         store=store,
         chat=services.chat,
         generate=services.generate,
         context_window=services.settings.LLM_CONTEXT_WINDOW,
+        guard=services.guards.for_config(config.guard),
     )
 
 
@@ -115,6 +117,7 @@ async def scan_and_record(
 ) -> Answered:
     """Scan the response, describe it in ``sentinel``, and write the audit record;
     ``tool_calls`` (:func:`check_tool_calls`) joins both as ``toolCalls``."""
+    await answer_guard.guard_completion(services, engine, result, response)
     verdicts: list[ChoiceVerdict] = []
     if engine is not None:
         verdicts = await run_sized(

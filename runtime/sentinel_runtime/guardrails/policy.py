@@ -45,6 +45,7 @@ PIPELINE_SECTIONS = (
     "generation",
     "audit",
     "tools",
+    "guard",
 )
 _TOP_LEVEL_KEYS = {"action", "block_message", "scanners", *PIPELINE_SECTIONS}
 _ENTRY_KEYS = {"type", "action", "fail_mode"}

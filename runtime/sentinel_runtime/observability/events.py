@@ -48,6 +48,12 @@ AUDIT_WRITE_FAILED: Final = "rag_audit_write_failed"
 DEMO_CORPUS_LOADED: Final = "rag_demo_corpus_loaded"
 INDEX_FILE_QUARANTINED: Final = "rag_index_file_quarantined"
 
+# Guard models (ours).
+GUARD_FAILED: Final = "guard_request_failed"
+GUARD_CIRCUIT_OPENED: Final = "guard_circuit_opened"
+GUARD_CIRCUIT_CLOSED: Final = "guard_circuit_closed"
+GUARD_ANSWER_BLOCKED: Final = "guard_answer_blocked"
+
 # Governed tool calls (ours).
 GOVERNANCE_RULEBASE_LOADED: Final = "governance_rulebase_loaded"
 GOVERNANCE_RULEBASE_INVALID: Final = "governance_rulebase_invalid"

@@ -146,6 +146,25 @@ STAGE_DURATION = Histogram(
     buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2.5, 10.0),
 )
 
+# Guard models (ours). ``model`` is the configured model name (or the family), never input.
+GUARD_REQUESTS = Counter(
+    "sentinel_guard_requests",
+    "Guard-model judgements by model, subject (prompt, answer), verdict (safe, unsafe, none) "
+    "and outcome (ok, timeout, error, malformed, circuit_open, skipped).",
+    ["model", "subject", "verdict", "outcome"],
+)
+GUARD_DURATION = Histogram(
+    "sentinel_guard_request_duration_seconds",
+    "Latency of guard-model calls, failed ones included.",
+    ["model", "subject"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
+)
+GUARD_CIRCUIT_OPEN = Gauge(
+    "sentinel_guard_circuit_open",
+    "1 while the guard endpoint's circuit breaker is open (calls are not made), else 0.",
+    ["model"],
+)
+
 # Governed tool calls (ours).
 GOVERNANCE_RULEBASE_LOADS = Counter(
     "governance_rulebase_loads",

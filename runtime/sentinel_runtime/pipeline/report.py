@@ -23,7 +23,7 @@ def _ms(seconds: float) -> float:
 
 def introspection(result: PipelineResult) -> dict[str, Any]:
     state = result.state
-    return {
+    described = {
         "intent": state.intent,
         "riskCategory": state.risk_category,
         "severity": round(state.severity, 3),
@@ -36,6 +36,9 @@ def introspection(result: PipelineResult) -> dict[str, Any]:
         "promptInvisibleRemoved": result.prompt.invisible_removed,
         "promptTruncated": result.prompt.truncated,
     }
+    if state.guard is not None:
+        described["guard"] = state.guard.describe()
+    return described
 
 
 def gate(result: PipelineResult) -> dict[str, Any]:
@@ -111,6 +114,8 @@ def sentinel(result: PipelineResult, *, index_name: str | None) -> dict[str, Any
         "generator": result.answer.generator,
         "latencyMs": {k: _ms(v) for k, v in result.timings.items()},
     }
+    if result.answer_guard is not None:
+        described["answerGuard"] = result.answer_guard.describe()
     if result.follow_up_query is not None:
         # The client's own words (the previous turn joined to the question): shown to the
         # client, never written to the audit trail.
@@ -172,6 +177,8 @@ def audit_record(
     }
     if result.generation:
         record["generation"] = result.generation
+    if result.answer_guard is not None:
+        record["answerGuard"] = result.answer_guard.describe()
     if prompt is not None:
         record["prompt"] = prompt
     return record

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
+from sentinel_runtime.guard.types import GuardJudgement
 from sentinel_runtime.index.types import Chunk, Hit, SearchFilter
 from sentinel_runtime.llm import calls
 from sentinel_runtime.observability import events, metrics
@@ -46,7 +47,12 @@ from sentinel_runtime.pipeline.types import (
     Introspection,
     RetrievalPlan,
 )
-from sentinel_runtime.pipeline.understand import canonical, introspection, introspection_llm
+from sentinel_runtime.pipeline.understand import (
+    canonical,
+    guarded,
+    introspection,
+    introspection_llm,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +94,8 @@ class PipelineContext:
     generate: calls.GenerateFn | None = None  # the upstream model; None: built-in generators
     context_window: int = 0  # the upstream's, in tokens (0: unknown, history is not trimmed)
     now: datetime | None = None
+    # The guard model of the policy's guard section (None: no guard server configured).
+    guard: guarded.Guard | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,8 @@ class PipelineResult:
     follow_up_query: str | None = None  # the retrieval query a follow-up question became
     usage: calls.Usage = field(default_factory=calls.Usage)  # reported by the upstream, or counted
     generation: dict[str, Any] = field(default_factory=dict)  # how the model was asked
+    # The guard model's judgement of the final answer (set by the application layer).
+    answer_guard: GuardJudgement | None = None
 
     @property
     def decision(self) -> Decision:
@@ -330,6 +340,29 @@ def warm_up(config: PipelineConfig) -> None:
 
 
 async def _introspect(prompt: CanonicalPrompt, context: PipelineContext) -> Introspection:
+    settings = context.config.introspection
+
+    async def first() -> Introspection:
+        return await _introspect_first(prompt, context)
+
+    async def first_in_a_thread() -> Introspection:
+        # The built-in judge is CPU work that never yields: in a worker thread, the event
+        # loop sends the guard's request meanwhile instead of after it.
+        return await asyncio.to_thread(introspection.introspect, prompt, settings)
+
+    if context.guard is None:
+        return await first()
+    builtin_only = settings.backend != "llm" or context.chat is None
+    concurrent = guarded.mode_of(context.guard.config, settings) == "always"
+    judge = first_in_a_thread if builtin_only and concurrent else first
+    state = await guarded.introspect_guarded(prompt, settings, context.guard, judge)
+    if state.fallback_reason is not None and state.fallback_reason.startswith("guard_"):
+        metrics.INTROSPECTION_FALLBACKS.labels(_reason_label(state.fallback_reason)).inc()
+    return state
+
+
+async def _introspect_first(prompt: CanonicalPrompt, context: PipelineContext) -> Introspection:
+    """The built-in judge, or the upstream model's trace with the built-in floor."""
     settings = context.config.introspection
     if settings.backend == "llm" and context.chat is not None:
         chat = context.chat

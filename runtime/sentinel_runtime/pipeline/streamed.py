@@ -33,6 +33,7 @@ WholeReason = Literal[
     "support_llm",  # citations.support: llm judges each claim in another call
     "keyword_overlap",  # citations.requireKeywordOverlap judges the whole answer
     "best_of_n",  # generation.bestOfN picks among whole answers
+    "guard_answers",  # guard.answers: the guard model judges the whole answer first
 ]
 
 
@@ -127,6 +128,8 @@ def whole_reason(context: runner.PipelineContext) -> WholeReason | None:
         return "keyword_overlap"
     if config.generation.best_of_n > 1:
         return "best_of_n"
+    if context.guard is not None and context.guard.config.judges_answers:
+        return "guard_answers"
     return None
 
 

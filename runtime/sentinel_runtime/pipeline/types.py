@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from sentinel_runtime.guard.types import GuardJudgement
 from sentinel_runtime.index.types import Hit
 
 Intent = Literal["benign", "harmful_procedural", "disguised", "ambiguous"]
@@ -37,11 +38,14 @@ class Introspection:
     attack_families: tuple[str, ...] = ()  # role_play, forced_prefix, narrative_camouflage, ...
     signals: tuple[str, ...] = ()  # short machine-readable reasons, never prompt text
     trace: str = ""  # the full trace; audit only, never in the assistant message
-    backend: Literal["builtin", "llm"] = "builtin"
-    fallback_reason: str | None = None  # set when the LLM trace was unusable
+    backend: Literal["builtin", "llm", "guard"] = "builtin"
+    # Set when the LLM trace or the guard model was unusable, or the built-in floor held.
+    fallback_reason: str | None = None
     # Why ``retrieval_need`` is what it is (``retrieval_need.assess``'s code, e.g. "greeting");
     # "" when the backend gave none.
     retrieval_need_reason: str = ""
+    # The guard model's judgement of the request (``understand.guarded``), when one was asked.
+    guard: GuardJudgement | None = None
 
 
 # A plainly benign question's introspection: the state evaluations score documents under.

@@ -30,7 +30,10 @@ class IntrospectionConfig(BaseModel):
         frozen=True, alias_generator=to_camel, populate_by_name=True, extra="ignore"
     )
 
-    backend: Literal["builtin", "llm"] = "builtin"
+    # builtin: the learned judge; llm: the upstream model's trace, the built-in verdict as a
+    # floor; guard: the built-in judge with the guard model of the guard section (its mode
+    # says when; unset, the uncertain band).
+    backend: Literal["builtin", "llm", "guard"] = "builtin"
     max_prompt_chars: int = Field(default=8000, ge=1)
     # Severity (judge.assess, raised by jailbreak framing) from which a request is harmful.
     harmful_severity: float = Field(default=0.6, ge=0.0, le=1.0)
