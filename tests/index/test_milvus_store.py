@@ -74,6 +74,9 @@ FILTERS = [
     SearchFilter(sources=("s1", "s4")),
     SearchFilter(not_before=datetime(2024, 6, 1, tzinfo=UTC)),
     SearchFilter(metadata={"team": "b"}, not_after=datetime(2024, 9, 30, tzinfo=UTC)),
+    SearchFilter(
+        sources=("s2", "s5"), not_before=datetime(2024, 6, 1, tzinfo=UTC), keep_undated=True
+    ),
 ]
 
 

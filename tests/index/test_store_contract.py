@@ -252,6 +252,27 @@ def dated(backend) -> IndexManager:
             ),
             id="metadata-and-sources",
         ),
+        pytest.param(
+            SearchFilter(not_before=datetime(2024, 10, 1, tzinfo=UTC), keep_undated=True),
+            lambda d: "timestamp" not in d.metadata or d.metadata["timestamp"] >= "2024-10",
+            id="not-before-keeping-undated",
+        ),
+        pytest.param(
+            SearchFilter(
+                sources=("s2", "s4"),
+                not_before=datetime(2024, 3, 1, tzinfo=UTC),
+                not_after=datetime(2024, 6, 30, tzinfo=UTC),
+                keep_undated=True,
+            ),
+            lambda d: (
+                d.metadata["source"] in ("s2", "s4")
+                and (
+                    "timestamp" not in d.metadata
+                    or "2024-03" <= d.metadata["timestamp"] < "2024-07"
+                )
+            ),
+            id="window-and-sources-keeping-undated",
+        ),
     ],
 )
 def test_filtered_search_returns_top_k_allowed_chunks(
@@ -278,6 +299,33 @@ def test_a_window_excludes_chunks_without_timestamp(dated: IndexManager, flt) ->
     hits = dated.get("kb").search("release notes payment", 300, flt)
     assert len(hits) == 225
     assert all("timestamp" in h.chunk.metadata for h in hits)
+
+
+@pytest.mark.parametrize(
+    ("keep_undated", "expected"),
+    [
+        pytest.param(False, {"recent"}, id="window-over-dated-documents"),
+        pytest.param(True, {"recent", "undated", "unreadable"}, id="window-keeping-undated"),
+    ],
+)
+def test_a_window_drops_old_documents_and_keeps_undated_ones_when_asked(
+    backend, keep_undated: bool, expected: set[str]
+) -> None:
+    # The gate's restricted window keeps what no timestamp says is outdated; a timestamp
+    # that cannot be read is no timestamp, on both backends.
+    manager = backend.open()
+    manager.add_documents(
+        "kb",
+        [
+            Document("old", "refund window policy", {"timestamp": "2023-01-10T00:00:00Z"}),
+            Document("recent", "refund window policy", {"timestamp": "2024-11-02"}),
+            Document("undated", "refund window policy", {"source": "faq"}),
+            Document("unreadable", "refund window policy", {"timestamp": "last spring"}),
+        ],
+    )
+    flt = SearchFilter(not_before=datetime(2024, 6, 1, tzinfo=UTC), keep_undated=keep_undated)
+    hits = manager.get("kb").search("refund window", 10, flt)
+    assert {h.chunk.doc_id for h in hits} == expected
 
 
 def test_a_filter_that_matches_nothing_returns_nothing(dated: IndexManager) -> None:

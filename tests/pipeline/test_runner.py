@@ -13,9 +13,11 @@ from sentinel_runtime.index.types import Document
 from sentinel_runtime.llm import calls
 from sentinel_runtime.pipeline import config, runner
 from sentinel_runtime.pipeline.conversation import Conversation
+from sentinel_runtime.pipeline.gate import planner
 from sentinel_runtime.pipeline.gate.fallback import fallback_plan
 from sentinel_runtime.pipeline.gate.planner import GateConfig
-from sentinel_runtime.pipeline.types import BENIGN_REQUEST, RetrievalPlan
+from sentinel_runtime.pipeline.types import BENIGN_REQUEST, Introspection, RetrievalPlan
+from sentinel_runtime.pipeline.understand.canonical import canonicalise
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 BENIGN = BENIGN_REQUEST
@@ -244,3 +246,112 @@ def test_with_no_evidence_the_model_is_not_asked(store) -> None:
     assert result.retrieval_performed and not result.hits
     assert model.calls == []
     assert "do not contain enough information" in result.answer.text
+
+
+# Every request restricted (severity 0 is "moderate"), under a one-year window.
+def restricting(*trusted: str, max_age_days: int | None = 365) -> config.PipelineConfig:
+    gate = {"restrictSeverity": 0.0, "trustedSources": list(trusted)}
+    return config.parse_sections({"gate": gate | {"restrictMaxAgeDays": max_age_days}})
+
+
+@pytest.fixture(scope="module")
+def support_store():
+    """Help pages: undated, recent and old, from a trusted and an untrusted source."""
+    manager = IndexManager(HashingEmbedder(), None)
+    manager.add_documents(
+        "kb",
+        [
+            Document(
+                "refund-window",
+                "Customers may request a full refund of an annual plan within 30 days of renewal.",
+                {"source": "handbook"},
+            ),
+            Document(
+                "vpn",
+                "The VPN client is installed from the software portal.",
+                {"source": "handbook", "timestamp": "2026-10-01"},
+            ),
+            Document(
+                "party-2019",
+                "The 2019 summer party was held at the harbour on 14 June.",
+                {"source": "handbook", "timestamp": "2019-06-20"},
+            ),
+            Document(
+                "forum-refunds",
+                "Forum tip: refunds for annual plans came through within a week for me.",
+                {"source": "forum"},
+            ),
+        ],
+    )
+    return manager.get("kb")
+
+
+def test_a_restricted_window_keeps_undated_documents_and_marks_them(support_store) -> None:
+    result = run(QUESTION, support_store, policy_config=restricting("handbook"))
+    assert result.plan.action == "restrict" and result.decision == "summary"
+    retrieved = {h.chunk.doc_id for h in result.hits}
+    # Undated and recent pass the window, the 2019 page does not; the forum is untrusted.
+    assert retrieved == {"refund-window", "vpn"}
+    notes = {v.chunk_id: v.notes for v in result.bundle.verdicts}
+    assert notes == {"refund-window#p0": ("undated",), "vpn#p0": ()}
+    assert [(a.retrieved, a.undated, a.fallback) for a in result.attempts] == [(2, 1, None)]
+    assert result.answer.citations == ("refund-window#p0",) and "30 days" in result.answer.text
+
+
+def test_a_restricted_retrieval_that_finds_nothing_widens_to_every_source(support_store) -> None:
+    result = run(QUESTION, support_store, policy_config=restricting("vetted"))
+    first, widened = result.attempts
+    assert first.plan.sources == ("vetted",) and first.retrieved == 0
+    assert first.fallback == "widen"
+    assert widened.plan.sources is None and widened.plan.not_before is None
+    assert widened.plan.action == "restrict" and widened.plan.top_k == first.plan.top_k
+    assert widened.kept > 0 and widened.fallback is None
+    assert result.plan is widened.plan and "all_sources" in result.plan.reasons
+    # Still a restricted answer: a high-level summary, cited.
+    assert result.decision == "summary"
+    assert "refund-window#p0" in result.answer.citations and "30 days" in result.answer.text
+
+
+def test_a_restricted_retrieval_behind_a_window_of_old_documents_widens_past_it() -> None:
+    manager = IndexManager(HashingEmbedder(), None)
+    old = {"source": "handbook", "timestamp": "2019-01-15"}
+    manager.add_documents(
+        "kb", [Document("refunds-2019", "Customers may request a refund within 30 days.", old)]
+    )
+    result = run(QUESTION, manager.get("kb"), policy_config=restricting(max_age_days=30))
+    assert [(a.retrieved, a.fallback) for a in result.attempts] == [(0, "widen"), (1, None)]
+    assert result.attempts[1].plan.not_before is None
+    assert "time_window_dropped" in result.plan.reasons
+    assert result.decision == "summary" and result.answer.citations == ("refunds-2019#p0",)
+    stale = result.bundle.verdicts[0]
+    assert "stale" in stale.reasons and stale.kept  # old, so it costs, but it is all there is
+
+
+def test_a_harmful_request_below_the_refusal_line_never_leaves_its_trusted_sources(
+    support_store,
+) -> None:
+    harmful = Introspection(
+        intent="harmful_procedural",
+        risk_category="weapons",
+        severity=0.45,
+        confidence=0.6,
+        retrieval_need="required",
+    )
+    policy = restricting("vetted")
+    plan = planner.plan_retrieval(canonicalise(QUESTION), harmful, policy.gate, NOW)
+    assert plan.action == "restrict" and plan.widen == "window"
+    pre = runner.Preflight("req-1", canonicalise(QUESTION), harmful, plan, NOW, runner._Timer())
+    context = runner.PipelineContext(config=policy, store=support_store, now=NOW)
+    gathered = asyncio.run(runner.gather(pre, runner.PipelineRequest(QUESTION, "kb"), context))
+    # Widened once, past its window only: the trusted source still holds nothing.
+    assert [a.plan.sources for a in gathered.attempts] == [("vetted",), ("vetted",)]
+    assert [a.plan.not_before is None for a in gathered.attempts] == [False, True]
+    assert gathered.hits == () and gathered.decision == "summary"
+
+
+def test_a_plain_plan_with_nothing_to_find_does_not_widen(support_store) -> None:
+    context = runner.PipelineContext(config=config.DEFAULT, store=support_store, now=NOW)
+    request = runner.PipelineRequest(QUESTION, "kb", metadata_filter={"source": "nowhere"})
+    result = asyncio.run(runner.run(request, context))
+    assert result.plan.action == "retrieve"
+    assert [(a.retrieved, a.fallback) for a in result.attempts] == [(0, None)]

@@ -1,8 +1,9 @@
 """Which chunks a ``SearchFilter`` allows, as a boolean mask over ``store``'s chunk keys.
 
-Source and timestamp are kept as numpy columns (a code per source, epoch seconds or NaN)
-so that a filtered search over 100k chunks costs a few vector operations, not a Python
-loop; metadata equality is checked per document by ``metadata_matches``.
+Source and timestamp are kept as numpy columns (a code per source, epoch seconds or NaN
+for a chunk without a timestamp, which a time window excludes unless the filter says
+``keep_undated``) so that a filtered search over 100k chunks costs a few vector operations,
+not a Python loop; metadata equality is checked per document by ``metadata_matches``.
 """
 
 from __future__ import annotations
@@ -79,10 +80,15 @@ class Columns:
         if flt.sources is not None:
             codes = [self._codes[s] for s in flt.sources if s in self._codes]
             mask &= np.isin(self._source, np.array(codes, dtype=np.int32))
-        # NaN compares false: with a window set, chunks without a timestamp drop out.
+        if flt.not_before is None and flt.not_after is None:
+            return mask
+        inside = np.ones_like(mask)
+        # NaN compares false: inside the window means dated and within its bounds...
         with np.errstate(invalid="ignore"):
             if flt.not_before is not None:
-                mask &= self._stamp >= epoch(flt.not_before)
+                inside &= self._stamp >= epoch(flt.not_before)
             if flt.not_after is not None:
-                mask &= self._stamp <= epoch(flt.not_after)
-        return mask
+                inside &= self._stamp <= epoch(flt.not_after)
+        if flt.keep_undated:  # ...or, when asked, without a timestamp at all
+            inside |= np.isnan(self._stamp)
+        return mask & inside

@@ -50,9 +50,13 @@ class SearchFilter:
     """Constraints a search must honour (the gate's Restrict plans use all of them)."""
 
     sources: tuple[str, ...] | None = None  # allowlist on metadata["source"]; None = any
-    not_before: datetime | None = None  # documents with an older (or no) timestamp are excluded
-    not_after: datetime | None = None
+    not_before: datetime | None = None  # documents with an older timestamp are excluded
+    not_after: datetime | None = None  # documents with a newer timestamp are excluded
     metadata: Mapping[str, Any] = field(default_factory=dict)  # equality on metadata keys
+    # With a time window (either bound), whether documents without a (readable) timestamp
+    # pass it: False excludes them (a window over dated documents); True keeps them, since
+    # nothing says they are outdated (the gate's restricted window, see pipeline.runner).
+    keep_undated: bool = False
 
 
 @dataclass(frozen=True)

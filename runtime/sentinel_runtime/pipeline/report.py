@@ -57,8 +57,11 @@ def gate(result: PipelineResult) -> dict[str, Any]:
             {
                 "action": a.plan.action,
                 "topK": a.plan.top_k,
+                "sources": list(a.plan.sources) if a.plan.sources is not None else None,
+                "notBefore": a.plan.not_before.isoformat() if a.plan.not_before else None,
                 "retrieved": a.retrieved,
                 "kept": a.kept,
+                "undated": a.undated,
                 "fallback": a.fallback,
             }
             for a in result.attempts
@@ -69,12 +72,15 @@ def gate(result: PipelineResult) -> dict[str, Any]:
 def evidence(result: PipelineResult) -> dict[str, Any]:
     bundle = result.bundle
     if bundle is None:
-        return {"kept": [], "filtered": [], "conflicts": [], "fallback": None}
-    scores = {v.chunk_id: v.score for v in bundle.verdicts}
+        return {"kept": [], "filtered": [], "conflicts": [], "fallback": None, "undated": 0}
+    verdicts = {v.chunk_id: v for v in bundle.verdicts}
+    kept = [(h.chunk.chunk_id, verdicts.get(h.chunk.chunk_id)) for h in bundle.kept]
     return {
         "kept": [
-            {"chunkId": h.chunk.chunk_id, "score": round(scores.get(h.chunk.chunk_id, 0.0), 3)}
-            for h in bundle.kept
+            # "notes": ["undated"] when the chunk passed the time window without a timestamp.
+            {"chunkId": chunk_id, "score": round(v.score if v else 0.0, 3)}
+            | ({"notes": list(v.notes)} if v and v.notes else {})
+            for chunk_id, v in kept
         ],
         "filtered": [
             {
@@ -82,6 +88,7 @@ def evidence(result: PipelineResult) -> dict[str, Any]:
                 "score": round(v.score, 3),
                 "reasons": list(v.reasons),
             }
+            | ({"notes": list(v.notes)} if v.notes else {})
             for h, v in bundle.dropped
         ],
         "conflicts": [
@@ -89,6 +96,7 @@ def evidence(result: PipelineResult) -> dict[str, Any]:
             for c in bundle.conflicts
         ],
         "fallback": bundle.fallback,
+        "undated": sum(1 for _, v in kept if v and "undated" in v.notes),
     }
 
 

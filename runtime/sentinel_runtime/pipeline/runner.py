@@ -104,6 +104,7 @@ class RetrievalAttempt:
     retrieved: int
     kept: int
     fallback: str | None
+    undated: int = 0  # retrieved chunks that passed the plan's time window without a timestamp
 
 
 @dataclass
@@ -459,7 +460,10 @@ def _retrieve_and_filter(
             hits = tuple(store.search(plan.query, plan.top_k, _search_filter(plan, metadata)))
         with timer.stage("filter"):
             bundle = scoring.filter_evidence(hits, plan.query, state, plan, now, config.evidence)
-        attempts.append(RetrievalAttempt(plan, len(hits), len(bundle.kept), bundle.fallback))
+        undated = sum(1 for v in bundle.verdicts if "undated" in v.notes)
+        attempts.append(
+            RetrievalAttempt(plan, len(hits), len(bundle.kept), bundle.fallback, undated)
+        )
         tried.add(_plan_key(plan))
         retry = fallback.fallback_plan(plan, bundle.fallback, state, config.gate, now)
         if retry is None or _plan_key(retry) in tried:
@@ -474,9 +478,17 @@ def _plan_key(plan: RetrievalPlan) -> tuple[Any, ...]:
 def _search_filter(
     plan: RetrievalPlan, metadata: Mapping[str, Any] | None = None
 ) -> SearchFilter | None:
+    """The index filter of ``plan`` (and the client's metadata equality). A plan's time
+    window keeps documents without a timestamp: nothing says they are outdated, and the
+    evidence filter notes them (``"undated"``) in the trace."""
     if plan.sources is None and plan.not_before is None and not metadata:
         return None
-    return SearchFilter(sources=plan.sources, not_before=plan.not_before, metadata=metadata or {})
+    return SearchFilter(
+        sources=plan.sources,
+        not_before=plan.not_before,
+        metadata=metadata or {},
+        keep_undated=True,
+    )
 
 
 async def _generate(

@@ -14,6 +14,9 @@ RetrievalNeed = Literal["required", "optional", "none"]
 GateAction = Literal["retrieve", "restrict", "no_retrieve"]
 EvidenceType = Literal["any", "definitions", "high_level", "non_procedural"]
 Decision = Literal["answer", "summary", "refuse", "block"]
+# What a restricted plan that found nothing may drop on its "widen" fallback (gate.fallback):
+# nothing, only its time window, or its time window and its source allowlist.
+Widening = Literal["none", "window", "all"]
 
 
 @dataclass(frozen=True)
@@ -62,9 +65,10 @@ class RetrievalPlan:
     query: str  # original or rewritten retrieval query ("" for no_retrieve)
     top_k: int
     sources: tuple[str, ...] | None = None  # allowlist; None = any source
-    not_before: datetime | None = None  # time window start
+    not_before: datetime | None = None  # time window start (undated documents pass it)
     expected_evidence: EvidenceType = "any"
     reasons: tuple[str, ...] = ()
+    widen: Widening = "none"  # set by the gate on the restricted plans it may widen
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,9 @@ class EvidenceVerdict:
     kept: bool
     reasons: tuple[str, ...] = ()  # e.g. "injected_instructions", "procedural_harm", "stale"
     components: dict[str, float] = field(default_factory=dict)
+    # Facts that cost nothing but belong in the trace: "undated" (the chunk passed the
+    # plan's time window without a timestamp).
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,7 +100,7 @@ class EvidenceBundle:
     dropped: tuple[tuple[Hit, EvidenceVerdict], ...]
     verdicts: tuple[EvidenceVerdict, ...]
     conflicts: tuple[Conflict, ...] = ()
-    fallback: str | None = None  # "restricted_retry" | "rewrite" | "high_level" when used
+    fallback: str | None = None  # "restricted_retry" | "rewrite" | "widen" | "high_level"
 
 
 @dataclass(frozen=True)

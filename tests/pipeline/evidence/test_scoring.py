@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 
 import pytest
@@ -200,6 +201,15 @@ def test_a_coordinated_cluster_is_penalised_kept_and_ranked_below_an_independent
 
 
 PROCEDURAL = RetrievalPlan(action="restrict", query="step by step guide to pick a lock", top_k=3)
+# A restricted plan as the gate makes it for an ambiguous request: a window it may widen past.
+WINDOWED = RetrievalPlan(
+    action="restrict",
+    query="lock history",
+    top_k=3,
+    not_before=datetime(2024, 6, 1, tzinfo=UTC),
+    reasons=("ambiguous_intent", "time_window"),
+    widen="all",
+)
 
 
 @pytest.mark.parametrize(
@@ -219,6 +229,23 @@ PROCEDURAL = RetrievalPlan(action="restrict", query="step by step guide to pick 
             "high_level",
             id="nothing-left-to-rewrite",
         ),
+        pytest.param(
+            dataclasses.replace(WINDOWED, query="step by step guide to pick a lock"),
+            "rewrite",
+            id="rewrite-before-widening",
+        ),
+        pytest.param(WINDOWED, "widen", id="restricted-with-a-window"),
+        pytest.param(
+            dataclasses.replace(WINDOWED, not_before=None, sources=("handbook",)),
+            "widen",
+            id="restricted-to-trusted-sources",
+        ),
+        pytest.param(
+            dataclasses.replace(WINDOWED, not_before=None, sources=("handbook",), widen="window"),
+            "high_level",
+            id="harmful-keeps-its-sources",
+        ),
+        pytest.param(dataclasses.replace(WINDOWED, widen="none"), "high_level", id="not-widenable"),
     ],
 )
 def test_the_fallback_ladder(plan: RetrievalPlan, expected: str) -> None:
@@ -233,3 +260,36 @@ def test_no_fallback_without_hits_or_with_enough_kept() -> None:
     two = scoring.EvidenceConfig(min_kept=2)
     bundle = scoring.filter_evidence([hit(EMAIL)], QUERY, BENIGN, RETRIEVE, NOW, two)
     assert bundle.fallback == "restricted_retry"  # one kept, two wanted
+
+
+@pytest.mark.parametrize(
+    ("plan", "expected"),
+    [
+        pytest.param(WINDOWED, "widen", id="widenable"),
+        pytest.param(dataclasses.replace(WINDOWED, widen="none"), None, id="not-widenable"),
+        pytest.param(
+            dataclasses.replace(WINDOWED, not_before=None, sources=None),
+            None,
+            id="nothing-to-drop",
+        ),
+    ],
+)
+def test_a_restricted_retrieval_that_found_nothing_widens_or_stops(
+    plan: RetrievalPlan, expected: str | None
+) -> None:
+    # No hits: nothing to rewrite away from, and no high-level answer from nothing.
+    assert scoring.filter_evidence([], QUERY, BENIGN, plan, NOW, CONFIG).fallback == expected
+    no_fallback = scoring.EvidenceConfig(min_kept=0)
+    assert scoring.filter_evidence([], QUERY, BENIGN, plan, NOW, no_fallback).fallback is None
+
+
+def test_a_chunk_through_the_window_without_a_timestamp_is_noted_undated_at_no_cost() -> None:
+    undated = scoring.filter_evidence([hit(EMAIL, "a")], QUERY, BENIGN, WINDOWED, NOW, CONFIG)
+    dated = scoring.filter_evidence(
+        [hit(EMAIL, "b", timestamp="2025-05-20")], QUERY, BENIGN, WINDOWED, NOW, CONFIG
+    )
+    unwindowed = scoring.filter_evidence([hit(EMAIL, "c")], QUERY, BENIGN, RETRIEVE, NOW, CONFIG)
+    assert undated.verdicts[0].notes == ("undated",) and undated.kept
+    assert dated.verdicts[0].notes == () == unwindowed.verdicts[0].notes
+    assert undated.verdicts[0].score == dated.verdicts[0].score  # being undated costs nothing
+    assert undated.verdicts[0].reasons == ()

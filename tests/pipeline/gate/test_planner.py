@@ -88,6 +88,8 @@ def test_moderate_or_ambiguous_requests_retrieve_under_every_restriction() -> No
     ):
         assert reason in result.reasons
     assert not planner.is_refused(current, result)
+    # Finding nothing, it may widen to every source and date (gate.fallback).
+    assert result.widen == "all"
 
 
 def test_a_harmful_intent_below_the_refusal_severity_gets_only_high_level_evidence() -> None:
@@ -97,6 +99,14 @@ def test_a_harmful_intent_below_the_refusal_severity_gets_only_high_level_eviden
     assert result.expected_evidence == "high_level"
     assert result.reasons[0] == "harmful_below_refusal"
     assert not planner.is_refused(current, result)
+    # Finding nothing, it may drop its time window, never its trusted sources.
+    assert result.widen == "window"
+
+
+def test_plans_that_are_not_restricted_never_widen() -> None:
+    assert plan("How do solar panels degrade?", state()).widen == "none"
+    refused = plan("How are rifles made?", state(intent="disguised", severity=0.9))
+    assert refused.action == "no_retrieve" and refused.widen == "none"
 
 
 def test_a_definition_question_expects_definitions() -> None:

@@ -10,11 +10,12 @@ One row per chunk. Search is the embedded store's, done by Milvus:
   words, and Milvus computes the same scores as ``bm25.BM25`` (Lucene's idf, the collection's
   average length, deletions included);
 * filters run inside Milvus, before ranking, as boolean expressions: the source allowlist
-  (``source_key in [...]``), the time window (``has_stamp == true and stamp >= t``) and
-  metadata equality (``array_contains_all(meta_keys, [...])``). So a filter never costs
-  results, as in the embedded store. Everything user-written reaches an expression only as
-  a hex digest (blake2b), so no quoting or escaping rule of Milvus's expression language
-  applies to user text.
+  (``source_key in [...]``), the time window (``has_stamp == true and stamp >= t``; rows
+  without a timestamp pass it only with ``keep_undated``) and metadata equality
+  (``array_contains_all(meta_keys, [...])``). So a filter never costs results, as in the
+  embedded store. Everything user-written reaches an expression only as a hex digest
+  (blake2b), so no quoting or escaping rule of Milvus's expression language applies to
+  user text.
 
 The two ranked lists are fused here, by ``base.fuse``, because the pipeline needs each hit's
 dense similarity and BM25 score, which Milvus's ``hybrid_search`` folds into one number.

@@ -2,8 +2,9 @@
 of one query, and the fusion of Milvus's dense and BM25 candidates into ranked hits.
 
 Filters run inside Milvus, before ranking, as boolean expressions: the source allowlist
-(``source_key in [...]``), the time window (``has_stamp == true and stamp >= t``) and
-metadata equality (``array_contains_all(meta_keys, [...])``). Everything user-written
+(``source_key in [...]``), the time window (``has_stamp == true and stamp >= t``, or
+``has_stamp == false or (...)`` when undated rows pass it) and metadata equality
+(``array_contains_all(meta_keys, [...])``). Everything user-written
 reaches an expression only as a digest (``schema.key``), so no quoting or escaping rule of
 Milvus's expression language applies to user text.
 """
@@ -56,16 +57,30 @@ def expression(flt: SearchFilter | None) -> str | None:
         if not flt.sources:
             return None
         parts.append(f"source_key in {keys(schema.key(s) for s in flt.sources)}")
-    if flt.not_before is not None:
-        parts.append(f"has_stamp == true and stamp >= {filters.epoch(flt.not_before)!r}")
-    if flt.not_after is not None:
-        parts.append(f"has_stamp == true and stamp <= {filters.epoch(flt.not_after)!r}")
+    window = _window_expression(flt)
+    if window:
+        parts.append(window)
     if flt.metadata:
         matches = metadata_expression(flt.metadata)
         if matches is None:
             return None
         parts.append(matches)
     return " and ".join(f"({p})" for p in parts)
+
+
+def _window_expression(flt: SearchFilter) -> str:
+    """The time window: dated rows within its bounds, and undated rows too with
+    ``keep_undated`` ("" when ``flt`` sets no bound). The embedded store's ``Columns.mask``
+    reads the same rows."""
+    bounds = []
+    if flt.not_before is not None:
+        bounds.append(f"stamp >= {filters.epoch(flt.not_before)!r}")
+    if flt.not_after is not None:
+        bounds.append(f"stamp <= {filters.epoch(flt.not_after)!r}")
+    if not bounds:
+        return ""
+    dated = " and ".join(["has_stamp == true", *bounds])
+    return f"has_stamp == false or ({dated})" if flt.keep_undated else dated
 
 
 def _candidate_order(hit: Mapping[str, Any]) -> tuple[float, int, int]:

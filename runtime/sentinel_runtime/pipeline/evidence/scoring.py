@@ -29,16 +29,23 @@ look the same; its defence is elsewhere: a cluster never outvotes an independent
 the disagreement is surfaced by ``conflicts.find_conflicts`` (kind
 ``"coordinated_cluster"``) and the generator states both claims.
 
-Fallback (:func:`fallback_for`), when hits existed but fewer than ``min_kept`` were kept:
+Fallback (:func:`fallback_for`), when fewer than ``min_kept`` chunks were kept:
 
-1. the plan was an unrestricted ``retrieve``: ``"restricted_retry"`` (trusted sources,
-   a time window and fewer chunks cure stale, untrusted and injected documents);
-2. the plan was ``restrict`` and the gate's rewrite would still change the query:
-   ``"rewrite"`` (the query's procedural triggers keep fetching harmful text);
-3. otherwise: ``"high_level"``, answer without evidence at a high level.
+1. the plan was an unrestricted ``retrieve`` and found hits: ``"restricted_retry"``
+   (trusted sources, a time window and fewer chunks cure stale, untrusted and injected
+   documents);
+2. the plan was ``restrict``, found hits, and the gate's rewrite would still change the
+   query: ``"rewrite"`` (the query's procedural triggers keep fetching harmful text);
+3. the plan was ``restrict`` and the gate let it widen (``plan.widen``) past a time window or
+   a source allowlist it still has: ``"widen"``, found hits or not (``gate.fallback`` says
+   what widening keeps, and why it is safe);
+4. otherwise, after hits: ``"high_level"``, answer without evidence at a high level; after
+   none, no fallback (the index has nothing more to offer).
 
-Each step narrows what the previous one tried, so the runner's loop ends. Scanners are
-built once per configuration (``_scanners``), never per chunk.
+Each step narrows or widens once what the previous one tried, so the runner's loop ends.
+A chunk without a timestamp that a time window let through (``RetrievalPlan.not_before``)
+costs nothing and carries the note ``"undated"``. Scanners are built once per configuration
+(``_scanners``), never per chunk.
 
 A chunk the ingest screen found ``quiet`` (``index.screening``, ``quiet_text``: no harm,
 secret, PII item or injection whatever the question) skips those four judges here: its
@@ -251,26 +258,40 @@ def score_evidence(
         reasons.append(f"harm:{harm_found.category}")
     if "injected_instructions" in reasons:
         reasons.extend(f"injection:{code}" for code in injected.reasons)
+    undated = plan is not None and plan.not_before is not None and hit.chunk.timestamp is None
     return EvidenceVerdict(
         chunk_id=hit.chunk.chunk_id,
         score=score,
         kept=score >= config.drop_threshold,
         reasons=tuple(reasons),
         components=components,
+        notes=("undated",) if undated else (),
     )
 
 
-def fallback_for(plan: RetrievalPlan) -> str:
-    """What the runner should try when too little evidence survived (module docstring)."""
+def fallback_for(plan: RetrievalPlan, *, found: bool = True) -> str | None:
+    """What the runner should try when too little evidence survived (module docstring);
+    ``found``: whether the retrieval returned any hit."""
     if plan.action == "retrieve":
-        return "restricted_retry"
+        return "restricted_retry" if found else None
     if (
-        plan.action == "restrict"
+        found
+        and plan.action == "restrict"
         and "query_rewritten" not in plan.reasons
         and rewrite_query(plan.query) not in ("", plan.query)
     ):
         return "rewrite"
-    return "high_level"
+    if plan.action == "restrict" and _can_widen(plan):
+        return "widen"
+    return "high_level" if found else None
+
+
+def _can_widen(plan: RetrievalPlan) -> bool:
+    # Whether gate.fallback.widened would change the plan: it drops the window, and with
+    # widen "all" the source allowlist.
+    if plan.widen == "all":
+        return plan.not_before is not None or plan.sources is not None
+    return plan.widen == "window" and plan.not_before is not None
 
 
 # The stage contract the runner calls positionally: hits, query, state, plan, now, config.
@@ -312,7 +333,7 @@ def filter_evidence(  # noqa: PLR0917
     dropped = tuple(
         (hit, verdict) for hit, verdict in zip(hits, verdicts, strict=True) if not verdict.kept
     )
-    fallback = fallback_for(plan) if hits and len(kept) < config.min_kept else None
+    fallback = fallback_for(plan, found=bool(hits)) if len(kept) < config.min_kept else None
     return EvidenceBundle(
         kept=kept,
         dropped=dropped,

@@ -2,10 +2,12 @@
 
 Reads the validated ``Introspection`` (stage 1) and decides what retrieval (stage 3) may do:
 retrieve normally when the risk is low, retrieve under constraints (trusted sources, a time
-window, fewer chunks, a query stripped of procedural triggers) when it is moderate or the
-intent is ambiguous, and not at all when the request is clearly unsafe (evidence would only
-amplify harm) or needs no documents. :func:`is_refused` says which plans the generator
-answers with a refusal; the runner and the evaluation both use it.
+window that documents without a timestamp pass, fewer chunks, a query stripped of procedural
+triggers) when it is moderate or the intent is ambiguous, and not at all when the request
+is clearly unsafe (evidence would only amplify harm) or needs no documents. A restricted
+plan also says how far ``gate.fallback`` may widen it when it finds nothing (``widen``).
+:func:`is_refused` says which plans the generator answers with a refusal; the runner and
+the evaluation both use it.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ class GateConfig(BaseModel):
     restricted_top_k: int = Field(default=3, ge=1, le=100)
     # Sources a restricted retrieval may read; empty means no source constraint.
     trusted_sources: tuple[str, ...] = ()
-    # A restricted retrieval ignores documents older than this; None means no time window.
+    # A restricted retrieval ignores documents dated before this many days ago (documents
+    # without a timestamp pass: nothing says they are outdated); None means no time window.
     restrict_max_age_days: int | None = Field(default=365, ge=1)
     # Skip retrieval for turns no document could help with (greetings, thanks, arithmetic,
     # rewriting pasted text; see retrieval_need). Questions always retrieve.
@@ -131,6 +134,9 @@ def _restrict(
         not_before=not_before,
         expected_evidence=_expected_evidence(state),
         reasons=(*reasons, *families),
+        # When it finds nothing (gate.fallback): a harmful request below the refusal line
+        # keeps the trusted sources it was restricted to; any other may read every source.
+        widen="window" if state.intent in HARMFUL_INTENTS else "all",
     )
 
 
