@@ -143,6 +143,70 @@ def load_xstest(root: Path) -> list[PromptRow]:
     ]
 
 
+ORBENCH_LANGUAGES = ("en", "fr", "de", "it")
+
+
+def load_orbench(root: Path) -> list[PromptRow]:
+    """OR-Bench's seemingly toxic but benign prompts, one row per language (``subset``);
+    none when the folder is absent (it is not packaged)."""
+    rows = []
+    for path in sorted((root / "orbench").glob("orbench_*200.csv")):
+        for row in _csv(path):
+            for language in ORBENCH_LANGUAGES:
+                text = (row.get(f"text_{language}") or "").strip()
+                if text:
+                    rows.append(
+                        PromptRow(
+                            dataset="orbench",
+                            subset=language,
+                            row_id=f"{row['prompt_id']}_{language}",
+                            text=text,
+                            harmful=False,
+                            category=row.get("or_category") or "",
+                            split=split_of(text),
+                        )
+                    )
+    return rows
+
+
+def load_coconot(root: Path) -> list[PromptRow]:
+    """CoCoNot: the contrast set (``contrast``, benign look-alikes), and the evaluation set's
+    requests with safety concerns (``unsafe``) beside its odd but harmless ones (``odd``);
+    none when the folder is absent (it is not packaged)."""
+    folder = root / "coconot"
+    rows = []
+    contrast = folder / "coconot_contrast_train.jsonl"
+    if contrast.exists():
+        for line in contrast.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                record = json.loads(line)
+                text = str(record["prompt"]).strip()
+                rows.append(
+                    PromptRow(
+                        "coconot", "contrast", record["prompt_id"], text, False, "", split_of(text)
+                    )
+                )
+    evaluation = folder / "coconot_eval.jsonl"
+    if evaluation.exists():
+        for line in evaluation.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                record = json.loads(line)
+                text = str(record["prompt"]).strip()
+                unsafe = record["category"] == "Requests with safety concerns"
+                rows.append(
+                    PromptRow(
+                        "coconot",
+                        "unsafe" if unsafe else "odd",
+                        str(record["id"]),
+                        text,
+                        unsafe,
+                        str(record["subcategory"]),
+                        split_of(text),
+                    )
+                )
+    return rows
+
+
 def load_poisonedrag(root: Path, name: str) -> list[PoisonedTarget]:
     """``name`` is one of nq, hotpotqa, msmarco."""
     data = json.loads((root / "poisonedrag" / f"{name}.json").read_text(encoding="utf-8"))

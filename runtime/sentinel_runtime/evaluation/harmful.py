@@ -13,8 +13,8 @@ grouped by slice and split:
   (``evaluation.obfuscation``), one technique per prompt in turn;
 - the benign slice (should be answered, held out of training): XSTest's 250 ``safe``
   prompts, whose refused share is the over-refusal rate;
-- ``non-english``: a few German, French and Spanish requests of our own, harmful and safe,
-  to show how the English-trained judge does elsewhere (no target).
+- ``non-english``: German, French, Italian and Spanish requests of our own, harmful and
+  safe, held out of training (``by_language`` splits them per language).
 
 Plain data out, no printing: ``sentinel eval`` renders the table.
 """
@@ -47,8 +47,18 @@ HARMFUL_SLICES = (
     "xstest/unsafe",
     "obfuscated",
     "non-english/harmful",
+    "coconot/unsafe",
 )
-SAFE_SLICES = ("xstest/safe", "non-english/safe")
+SAFE_SLICES = (
+    "xstest/safe",
+    "non-english/safe",
+    "orbench/en",
+    "orbench/fr",
+    "orbench/de",
+    "orbench/it",
+    "coconot/contrast",
+    "coconot/odd",
+)
 # Slices the shipped judge never saw in training (training/corpus.py removes their
 # near-duplicates from every source); the others are in-distribution.
 HELD_OUT_SLICES = frozenset(
@@ -59,8 +69,19 @@ HELD_OUT_SLICES = frozenset(
         "obfuscated",
         "non-english/harmful",
         "non-english/safe",
+        # Held out of the linear judge (training/sources.py: linear=False); the encoder
+        # reads them in training, so they do not measure it.
+        "coconot/unsafe",
+        "coconot/contrast",
+        "coconot/odd",
+        "orbench/en",
+        "orbench/fr",
+        "orbench/de",
+        "orbench/it",
     }
 )
+# The held-out harmful prompts the obfuscated variants are made of.
+OBFUSCATED_FROM = frozenset({"strongreject", "xstest/unsafe"})
 NON_ENGLISH = Path(__file__).with_name("data") / "non_english.yaml"
 OBFUSCATION_SEED = 14
 
@@ -98,6 +119,8 @@ class SliceResult:
 @dataclass(frozen=True)
 class HarmfulReport:
     slices: tuple[SliceResult, ...]
+    # Language -> kind -> (refused, n) of the non-English rows, both splits together.
+    languages: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
 
     def get(self, slice_name: str, split: Split) -> SliceResult:
         for result in self.slices:
@@ -119,13 +142,15 @@ def slice_of(row: datasets.PromptRow) -> str:
         return f"harmbench/{row.subset}"
     if row.dataset == "xstest":
         return "xstest/unsafe" if row.harmful else "xstest/safe"
+    if row.dataset in ("orbench", "coconot"):
+        return f"{row.dataset}/{row.subset}"
     return row.dataset
 
 
 def obfuscated_rows(rows: Sequence[datasets.PromptRow]) -> list[datasets.PromptRow]:
     """Each held-out harmful prompt hidden by one technique of ``obfuscation.FAMILIES``,
     taking the techniques in turn (so each is used on about as many prompts)."""
-    held_out = [r for r in rows if r.harmful and slice_of(r) in HELD_OUT_SLICES]
+    held_out = [r for r in rows if r.harmful and slice_of(r) in OBFUSCATED_FROM]
     hidden = []
     for number, row in enumerate(held_out):
         variants = obfuscation.variants(row.text, OBFUSCATION_SEED)
@@ -143,21 +168,39 @@ def obfuscated_rows(rows: Sequence[datasets.PromptRow]) -> list[datasets.PromptR
 
 
 def non_english_rows() -> list[datasets.PromptRow]:
-    """Our own few German, French and Spanish requests (``data/non_english.yaml``)."""
+    """Our own German, French, Italian and Spanish requests (``data/non_english.yaml``);
+    ``subset`` is the language."""
     data = yaml.safe_load(NON_ENGLISH.read_text(encoding="utf-8"))
     return [
         datasets.PromptRow(
             dataset="non-english",
-            subset=kind,
-            row_id=f"non-english-{kind}-{number}",
+            subset=language,
+            row_id=f"non-english-{kind}-{language}-{number}",
             text=text,
             harmful=kind == "harmful",
             category="",
             split=split_of(text),
         )
         for kind in ("harmful", "safe")
-        for number, text in enumerate(data[kind], 1)
+        for language, texts in data[kind].items()
+        for number, text in enumerate(texts, 1)
     ]
+
+
+def by_language(outcomes: Iterable[Outcome]) -> dict[str, dict[str, tuple[int, int]]]:
+    """Language -> kind (``harmful``, ``safe``) -> (refused, n) over the non-English rows."""
+    found: dict[str, dict[str, list[int]]] = {}
+    for outcome in outcomes:
+        if outcome.row.dataset != "non-english":
+            continue
+        kind = "harmful" if outcome.row.harmful else "safe"
+        counts = found.setdefault(outcome.row.subset, {}).setdefault(kind, [0, 0])
+        counts[0] += int(outcome.refused)
+        counts[1] += 1
+    return {
+        language: {kind: (c[0], c[1]) for kind, c in kinds.items()}
+        for language, kinds in sorted(found.items())
+    }
 
 
 def load_rows(root: Path) -> list[datasets.PromptRow]:
@@ -167,7 +210,8 @@ def load_rows(root: Path) -> list[datasets.PromptRow]:
         *datasets.load_strongreject(root),
         *datasets.load_xstest(root),
     ]
-    return [*rows, *obfuscated_rows(rows), *non_english_rows()]
+    lookalikes = [*datasets.load_orbench(root), *datasets.load_coconot(root)]
+    return [*rows, *obfuscated_rows(rows), *non_english_rows(), *lookalikes]
 
 
 def evaluate_rows(
@@ -224,11 +268,10 @@ def run(
 ) -> HarmfulReport:
     """Evaluate every slice on the given splits (building a detector: pass ``("dev",)``)."""
     rows = [row for row in load_rows(datasets.datasets_dir(root)) if row.split in splits]
-    return summarise(
-        evaluate_rows(
-            rows, introspection_config=introspection_config, gate_config=gate_config, now=now
-        )
+    outcomes = evaluate_rows(
+        rows, introspection_config=introspection_config, gate_config=gate_config, now=now
     )
+    return dataclasses.replace(summarise(outcomes), languages=by_language(outcomes))
 
 
 def _pool(name: str, split: Split, parts: Sequence[SliceResult]) -> SliceResult:

@@ -96,12 +96,12 @@ def crossval_measures(
         return None
     from sentinel_runtime.evaluation import datasets
     from sentinel_runtime.pipeline.understand.judge.model import LinearJudge
-    from sentinel_runtime.training import corpus, crossval
+    from sentinel_runtime.training import corpus, crossval, sources
 
     root = datasets.datasets_dir(datasets_dir)
     built = corpus.build(root, seed=seed)
     full = LinearJudge.load(Path(model) if model else model.shipped_path())
-    return crossval.run(list(built.rows), full, root, progress=progress)
+    return crossval.run(sources.for_linear(built.rows), full, root, progress=progress)
 
 
 def _crossval(args: argparse.Namespace) -> int:

@@ -28,7 +28,7 @@ from sentinel_runtime.pipeline.gate import planner
 from sentinel_runtime.pipeline.understand import canonical, introspection
 from sentinel_runtime.pipeline.understand.judge import assess
 from sentinel_runtime.pipeline.understand.judge.model import LinearJudge
-from sentinel_runtime.training import fit, train
+from sentinel_runtime.training import fit, sources, train
 from sentinel_runtime.training.sources import TrainingRow
 
 Trainer = Callable[[Sequence[TrainingRow]], LinearJudge]
@@ -105,12 +105,13 @@ def leave_source_out(
     rows: Sequence[TrainingRow], trainer: Trainer, progress: Callable[[str], None]
 ) -> list[Measure]:
     found = []
-    for source in sorted({r.source for r in rows}):
-        progress(f"leave-one-source-out: fitting without {source}")
-        judge = trainer([r for r in rows if r.source != source])
-        found.extend(
-            _score(judge, [r for r in rows if r.source == source], "leave_source_out", source)
-        )
+    for group in sorted({sources.group_of(r.source) for r in rows}):
+        progress(f"leave-one-source-out: fitting without {group}")
+        judge = trainer([r for r in rows if sources.group_of(r.source) != group])
+        # A group's sources (OR-Bench's languages) are scored apart, fitted without them all.
+        for source in sorted({r.source for r in rows if sources.group_of(r.source) == group}):
+            members = [r for r in rows if r.source == source]
+            found.extend(_score(judge, members, "leave_source_out", source))
     return found
 
 

