@@ -44,6 +44,7 @@ def measured(name: str) -> bool:
     """OR-Bench and CoCoNot are read from shared/datasets; the package ships neither."""
     return name not in LOOKALIKE_SLICES or (datasets.datasets_dir() / "orbench").exists()
 
+
 needs_data = pytest.mark.skipif(
     not datasets.available(),
     reason=f"public data sets not found at {datasets.datasets_dir()} (set {datasets.ENV_VAR})",

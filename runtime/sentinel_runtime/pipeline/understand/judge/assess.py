@@ -9,8 +9,11 @@ naming a listed term (``lexicon.find``) is raised at least to the restricted ban
 asking to make or get one (``lexicon.requested``) to a refusal. Severity
 maps the harm probability onto the introspection's scale so that the model's own
 thresholds land on the policy's: ``refuse`` on ``HARMFUL_SEVERITY`` and ``ambiguous`` on
-``AMBIGUOUS_SEVERITY`` (the defaults of ``IntrospectionConfig``). Signals are codes and
-numbers, never words of the prompt.
+``AMBIGUOUS_SEVERITY`` (the defaults of ``IntrospectionConfig``). When an ``encoder`` is
+given and the linear probability of the most harmful reading falls in its band, the
+encoder reads that reading and its probability, on its own thresholds, sets the severity
+(signals ``encoder:<verdict>``, ``encoder_harm:<p>``); elsewhere, or when it cannot run,
+the linear model decides. Signals are codes and numbers, never words of the prompt.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from functools import cache
 import regex
 
 from sentinel_runtime.pipeline.understand import deobfuscate
+from sentinel_runtime.pipeline.understand.judge import encoder as encoder_stage
 from sentinel_runtime.pipeline.understand.judge import lexicon, model
 
 HARMFUL_SEVERITY = 0.6
@@ -92,24 +96,62 @@ def segments(text: str) -> list[str]:
     return sorted(parts, key=len, reverse=True)[:MAX_SEGMENTS]
 
 
-def assess_request(text: str, judge: model.LinearJudge | None = None) -> RequestAssessment:
-    """Judge ``text`` with ``judge`` (the shipped model unless another one is measured)."""
-    judge = judge or model.shipped()
+@dataclass(frozen=True)
+class Readings:
+    """The prompt and its decoded readings (text, decoding), and the linear model's scores of
+    the most harmful one among them and the request-like sentences."""
+
+    readings: tuple[tuple[str, str], ...]
+    best: model.Scores
+    best_text: str  # the reading or sentence that scored ``best`` (what the encoder reads)
+    best_decoding: str  # the decoding that produced it, when it reads as more harmful
+    injection: float  # the highest injection probability among them
+
+
+def strongest_reading(text: str, judge: model.LinearJudge) -> Readings:
     readings = [(text, "")]
     readings.extend((form.text, form.decoding) for form in deobfuscate.decoded_forms(text))
-    scored = [(judge.score(reading), decoding) for reading, decoding in readings]
+    scored = [(judge.score(reading), reading, decoding) for reading, decoding in readings]
     # A wrapper's words dilute the request inside it: each sentence is judged on its own too.
-    scored.extend((judge.score(part), "") for part in segments(text))
-    best, best_decoding = max(scored, key=lambda item: item[0].harm)
-    injection = max(scores.injection for scores, _ in scored)
+    scored.extend((judge.score(part), part, "") for part in segments(text))
+    best, best_text, best_decoding = max(scored, key=lambda item: item[0].harm)
+    injection = max(scores.injection for scores, _, _ in scored)
+    shown = best_decoding if best.harm > scored[0][0].harm else ""
+    return Readings(tuple(readings), best, best_text, shown, injection)
+
+
+def assess_request(
+    text: str,
+    judge: model.LinearJudge | None = None,
+    encoder: encoder_stage.EncoderJudge | None = None,
+) -> RequestAssessment:
+    """Judge ``text`` with ``judge`` (the shipped model unless another one is measured),
+    and with ``encoder`` inside its band."""
+    judge = judge or model.shipped()
+    found = strongest_reading(text, judge)
+    best, injection, readings = found.best, found.injection, found.readings
     decodings = tuple(dict.fromkeys(d for _, d in readings if d))
     severity = severity_of(best.harm, judge.thresholds)
-    category = best.category if severity >= AMBIGUOUS_SEVERITY else "none"
     signals = [f"judge_harm:{best.harm:.3f}", f"judge_injection:{injection:.3f}"]
+    if encoder is not None and encoder.in_band(best.harm):
+        second = encoder.probability(found.best_text)
+        if second is None:
+            signals.append("encoder:unavailable")
+        else:
+            severity = severity_of(second, encoder.thresholds)
+            verdict = (
+                "harmful"
+                if severity >= HARMFUL_SEVERITY
+                else "ambiguous"
+                if severity >= AMBIGUOUS_SEVERITY
+                else "benign"
+            )
+            signals += [f"encoder:{verdict}", f"encoder_harm:{second:.3f}"]
+    category = best.category if severity >= AMBIGUOUS_SEVERITY else "none"
     if category != "none":
         signals.append(f"judge_category:{category}")
-    if best_decoding and best.harm > scored[0][0].harm:
-        signals.append(f"decoded:{best_decoding.replace('+', '_')}")
+    if found.best_decoding:
+        signals.append(f"decoded:{found.best_decoding.replace('+', '_')}")
     everything = "\n".join(reading for reading, _ in readings)
     terms = lexicon.find(everything)
     for term in terms:

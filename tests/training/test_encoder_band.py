@@ -1,0 +1,98 @@
+"""Choosing the encoder stage's band and thresholds on validation scores (numpy only)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sentinel_runtime.training import encoder_band
+
+LINEAR_REFUSE, LINEAR_AMBIGUOUS = 0.62, 0.21
+
+
+def scores(encoder_quality: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Linear probabilities that overlap in the middle, and an encoder that knows the label
+    with ``encoder_quality`` (0: noise, 1: perfect) wherever it is asked."""
+    rng = np.random.default_rng(seed)
+    labels = np.array([0] * 4000 + [1] * 600)
+    linear = np.where(labels == 1, rng.beta(1.2, 1.5, labels.size), rng.beta(1, 12, labels.size))
+    noise = rng.random(labels.size)
+    encoder = encoder_quality * labels + (1 - encoder_quality) * noise
+    return linear, np.clip(encoder + rng.normal(0, 0.01, labels.size), 0, 1), labels
+
+
+def choose(linear: np.ndarray, encoder: np.ndarray, labels: np.ndarray) -> encoder_band.Choice:
+    return encoder_band.choose(
+        linear,
+        encoder,
+        labels,
+        linear_refuse=LINEAR_REFUSE,
+        linear_ambiguous=LINEAR_AMBIGUOUS,
+    )
+
+
+def test_a_good_encoder_buys_recall_at_the_linear_models_false_positive_rates() -> None:
+    choice = choose(*scores(0.8))
+    chosen = choice.chosen
+    assert chosen.low <= LINEAR_AMBIGUOUS < LINEAR_REFUSE < chosen.high
+    assert chosen.refused_harmful > choice.linear_only["refused_harmful"] + 0.05
+    # Every band on the curve refuses and restricts no more benign rows than the linear model.
+    for candidate in choice.curve:
+        assert candidate.refused_benign <= choice.linear_only["refused_benign"] + 1e-9
+        assert candidate.restricted_benign <= choice.linear_only["restricted_benign"] + 1e-9
+        assert candidate.ambiguous <= candidate.refuse
+
+
+def test_the_restriction_threshold_keeps_the_linear_models_recall_and_restricts_less() -> None:
+    linear, encoder, labels = scores(0.4)  # an encoder whose refusals alone do not keep it
+    choice = choose(linear, encoder, labels)
+    chosen = choice.chosen
+    assert chosen.ambiguous < chosen.refuse
+    assert chosen.restricted_harmful >= choice.linear_only["restricted_harmful"] - 1e-9
+    assert chosen.restricted_benign < choice.linear_only["restricted_benign"]
+    # It is the highest such threshold: one step up loses a harmful row.
+    inside = (linear >= chosen.low) & (linear < chosen.high)
+    above = linear >= chosen.high
+    higher = above | (inside & (encoder > chosen.ambiguous))
+    assert (higher & (labels == 1)).mean() / (labels == 1).mean() < chosen.restricted_harmful
+
+
+def test_the_chosen_band_is_the_narrowest_that_keeps_most_of_the_gain() -> None:
+    choice = choose(*scores(0.8))
+    base = choice.linear_only["refused_harmful"]
+    best = max(c.refused_harmful for c in choice.curve)
+    enough = base + encoder_band.GAIN_SHARE * (best - base)
+    assert choice.chosen.refused_harmful >= enough - 1e-12
+    narrower = [c for c in choice.curve if c.reach < choice.chosen.reach]
+    assert narrower, "the grid has narrower bands"
+    assert all(c.refused_harmful < enough for c in narrower)
+    assert choice.chosen.reach < max(c.reach for c in choice.curve)
+
+
+def test_an_encoder_that_knows_nothing_gets_the_narrowest_band() -> None:
+    choice = choose(*scores(0.0))
+    assert choice.chosen.reach == min(c.reach for c in choice.curve)
+
+
+def test_the_same_scores_give_the_same_choice() -> None:
+    assert choose(*scores(0.6, seed=3)) == choose(*scores(0.6, seed=3))
+
+
+@pytest.mark.parametrize(
+    ("linear", "encoder", "labels"),
+    [
+        pytest.param([0.1, 0.9], [0.2], [0, 1], id="unaligned"),
+        pytest.param([0.1, 0.9], [0.2, 0.8], [0, 0], id="one-label"),
+    ],
+)
+def test_scores_that_cannot_choose_a_band_are_an_error(
+    linear: list[float], encoder: list[float], labels: list[int]
+) -> None:
+    with pytest.raises(ValueError, match="aligned scores"):
+        encoder_band.choose(
+            linear,
+            encoder,
+            labels,
+            linear_refuse=LINEAR_REFUSE,
+            linear_ambiguous=LINEAR_AMBIGUOUS,
+        )
