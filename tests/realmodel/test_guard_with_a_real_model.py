@@ -84,7 +84,6 @@ def test_shieldgemma_completions_request_reads_yes_or_no_and_its_probability(
     # The verdict is the text the grammar allowed ("Yes" or "No"); the probability is the
     # model's own, which llama.cpp reports before the grammar applies, so the two may
     # disagree here (a real ShieldGemma's would not): both are reported, neither is derived.
-    assert judged.unsafe in (True, False)
 
 
 @pytest.fixture

@@ -92,7 +92,6 @@ SHARED_FILES: dict[str, str] = {
         "2b23f06412644192fca43c83b1718ec9cc8902a390db52f10207d1fd56af3435"
     ),
 }
-ORBENCH_LANGUAGES = ("en", "fr", "de", "it")
 
 
 @dataclass(frozen=True)
@@ -205,7 +204,7 @@ SOURCES: dict[str, Source] = {
                 f"seemingly toxic but benign prompts in {language} (harm=0, injection=0)",
                 linear=False,
             )
-            for language in ORBENCH_LANGUAGES
+            for language in datasets.ORBENCH_LANGUAGES
         ),
     )
 }
@@ -427,50 +426,43 @@ def python_docs(seed: int) -> list[TrainingRow]:
     return rows
 
 
+def _checked(root: Path, prefix: str) -> None:
+    """Every pinned file under ``prefix`` is there with its recorded bytes."""
+    for relative in sorted(f for f in SHARED_FILES if f.startswith(prefix)):
+        shared_file(root, relative)
+
+
 def coconot_contrast(root: Path) -> list[TrainingRow]:
-    path = shared_file(root, "coconot/coconot_contrast_train.jsonl")
-    with path.open(encoding="utf-8") as handle:
-        return [
-            TrainingRow(json.loads(line)["prompt"].strip(), "coconot-contrast", 0, 0)
-            for line in handle
-            if line.strip()
-        ]
+    _checked(root, "coconot/")
+    return [
+        TrainingRow(row.text, "coconot-contrast", 0, 0)
+        for row in datasets.load_coconot(root)
+        if row.subset == "contrast"
+    ]
 
 
 def coconot(root: Path) -> list[TrainingRow]:
     """CoCoNot's evaluation prompts: "Requests with safety concerns" are requests to refuse
     (harm=1, the subcategory mapped to a risk category); the other kinds (incomplete,
     unsupported, indeterminate, humanising requests) are odd but not harmful (harm=0)."""
+    _checked(root, "coconot/")
     table = mappings()["coconot_subcategories"]
-    path = shared_file(root, "coconot/coconot_eval.jsonl")
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            record = json.loads(line)
-            text = str(record["prompt"]).strip()
-            if record["category"] == "Requests with safety concerns":
-                category = table.get(record["subcategory"], "other")
-                rows.append(TrainingRow(text, "coconot", 1, 0, category))
-            else:
-                rows.append(TrainingRow(text, "coconot", 0, 0))
+    for row in datasets.load_coconot(root):
+        if row.subset == "unsafe":
+            rows.append(TrainingRow(row.text, "coconot", 1, 0, table.get(row.category, "other")))
+        elif row.subset == "odd":
+            rows.append(TrainingRow(row.text, "coconot", 0, 0))
     return rows
 
 
 def orbench(root: Path) -> list[TrainingRow]:
-    """OR-Bench's seemingly toxic prompts, each in English, French, German and Italian; the
-    study's legal-context prefixes (``task_*`` columns) are not read."""
-    rows = []
-    for relative in sorted(f for f in SHARED_FILES if f.startswith("orbench/")):
-        path = shared_file(root, relative)
-        with path.open(newline="", encoding="utf-8") as handle:
-            for record in csv.DictReader(handle):
-                for language in ORBENCH_LANGUAGES:
-                    text = (record.get(f"text_{language}") or "").strip()
-                    if text:
-                        rows.append(TrainingRow(text, f"orbench/{language}", 0, 0))
-    return rows
+    """OR-Bench's seemingly toxic prompts, each in English, French, German and Italian
+    (``datasets.load_orbench``; the study's legal-context prefixes are not read)."""
+    _checked(root, "orbench/")
+    return [
+        TrainingRow(row.text, f"orbench/{row.subset}", 0, 0) for row in datasets.load_orbench(root)
+    ]
 
 
 def load_public(
