@@ -78,11 +78,11 @@ class GuardJudge:
     async def judge(self, item: GuardInput) -> GuardJudgement:
         subject = item.subject
         if not self.breaker.allow():
-            return self._failed(subject, "circuit_open", "circuit_open", 0.0, count=False)
+            return self._failed(subject, "circuit_open", "circuit_open", None)
         try:
             request = self.family.build(item)
         except ValueError:  # the policy's custom template cannot hold this item
-            return self._failed(subject, "error", "request_unbuildable", 0.0, count=False)
+            return self._failed(subject, "error", "request_unbuildable", None)
         if self.config.extra_body:
             request = dataclasses.replace(
                 request, params={**request.params, **self.config.extra_body}
@@ -113,10 +113,12 @@ class GuardJudge:
         return judgement
 
     def _failed(
-        self, subject: Subject, outcome: Outcome, detail: str, started: float, *, count: bool = True
+        self, subject: Subject, outcome: Outcome, detail: str, started: float | None
     ) -> GuardJudgement:
-        elapsed = time.perf_counter() - started if started else 0.0
-        if count:
+        """``started`` is None for a call that was never made (open circuit, a request the
+        family cannot build): it has no latency and says nothing about the endpoint."""
+        elapsed = 0.0 if started is None else time.perf_counter() - started
+        if started is not None:
             metrics.GUARD_DURATION.labels(self.label, subject).observe(elapsed)
             if self.breaker.failed():
                 self._circuit(opened=True)
