@@ -96,6 +96,11 @@ class HarmEncoder(nn.Module):
         self.head = nn.Linear(shape.hidden, 1)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.head(self.dropout(self.pooled(input_ids, attention_mask))).squeeze(-1)
+
+    def pooled(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """The mean of the last layer over the attention mask: all-MiniLM-L6-v2's sentence
+        embedding before its unit-length normalisation."""
         positions = torch.arange(input_ids.shape[1], device=input_ids.device)
         x = self.word(input_ids) + self.position(positions)[None, :, :] + self.segment
         x = self.dropout(self.embedding_norm(x))
@@ -104,8 +109,19 @@ class HarmEncoder(nn.Module):
         for layer in self.layers:
             x = layer(x, bias)
         weights = mask[:, :, None]
-        pooled = (x * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-        return self.head(self.dropout(pooled)).squeeze(-1)
+        return (x * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+
+
+class SentenceEmbedder(nn.Module):
+    """Token ids and attention mask in, the encoder's unit-length sentence embedding out:
+    what the runtime matches the policy's ``judge.examples`` by."""
+
+    def __init__(self, encoder: HarmEncoder) -> None:
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return nn.functional.normalize(self.encoder.pooled(input_ids, attention_mask), dim=-1)
 
 
 # Our parameter names -> the checkpoint's (BertModel's), per layer and for the rest.

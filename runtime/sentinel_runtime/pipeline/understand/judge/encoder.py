@@ -33,7 +33,7 @@ import numpy as np
 
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
-from sentinel_runtime.pipeline.understand.judge import model
+from sentinel_runtime.pipeline.understand.judge import graph, model
 
 META = "meta.json"
 FORMAT = 1
@@ -67,8 +67,10 @@ class EncoderJudge:
             injection=1.0,  # the encoder has no injection head
         )
         self.max_length = int(meta["max_length"])
+        self.graph = graph.TextGraph(
+            folder / meta["model"], folder / meta["tokenizer"], self.max_length, threads
+        )
         self._lock = threading.Lock()
-        self._loaded: tuple[Any, Any] | None = None
         self._failed = False
 
     @classmethod
@@ -79,52 +81,10 @@ class EncoderJudge:
     def in_band(self, linear_probability: float) -> bool:
         return linear_probability in self.band
 
-    def _session(self) -> tuple[Any, Any]:
-        """(tokenizer, session), built once; raises when they cannot be."""
-        loaded = self._loaded
-        if loaded is not None:
-            return loaded
-        with self._lock:
-            if self._loaded is None:
-                import onnxruntime
-                from tokenizers import Tokenizer
-
-                tokenizer = Tokenizer.from_file(str(self.folder / self.meta["tokenizer"]))
-                tokenizer.no_padding()
-                tokenizer.enable_truncation(self.max_length)
-                options = onnxruntime.SessionOptions()
-                options.intra_op_num_threads = self.threads
-                options.inter_op_num_threads = 1
-                options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-                options.log_severity_level = 3
-                session = onnxruntime.InferenceSession(
-                    str(self.folder / self.meta["model"]),
-                    options,
-                    providers=["CPUExecutionProvider"],
-                )
-                self._loaded = (tokenizer, session)
-            return self._loaded
-
     def probabilities(self, texts: Sequence[str], batch: int = 1) -> np.ndarray:
-        """P(harmful) per text (raises if unavailable). The int8 graph quantises activations
-        per batch, so a text scored in a batch moves slightly (about 1e-3): one at a time,
-        the default, is what a prompt gets at run time; larger batches, of similar lengths,
-        are faster."""
-        tokenizer, session = self._session()
-        ids = [e.ids for e in tokenizer.encode_batch(list(texts))]
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        out = np.zeros(len(ids), dtype=np.float64)
-        for start in range(0, len(order), batch):
-            chosen = order[start : start + batch]
-            width = max(len(ids[i]) for i in chosen)
-            tokens = np.zeros((len(chosen), width), dtype=np.int64)
-            mask = np.zeros_like(tokens)
-            for row, i in enumerate(chosen):
-                tokens[row, : len(ids[i])] = ids[i]
-                mask[row, : len(ids[i])] = 1
-            (logits,) = session.run(None, {"input_ids": tokens, "attention_mask": mask})
-            out[chosen] = [_sigmoid(float(x)) for x in logits]
-        return out
+        """P(harmful) per text (raises if unavailable); ``graph.TextGraph.run`` on batches."""
+        logits = self.graph.run(texts, batch)
+        return np.array([_sigmoid(float(x)) for x in logits], dtype=np.float64)
 
     def warm(self) -> bool:
         """Build the session now (a server's startup) rather than on the first prompt in the
