@@ -46,6 +46,7 @@ import index_build  # noqa: E402
 import index_memory  # noqa: E402
 import injection_speed  # noqa: E402
 import judge_encoder  # noqa: E402
+import judge_examples  # noqa: E402
 import reload_under_load  # noqa: E402
 import request_judge  # noqa: E402
 import scanner_answer_cost  # noqa: E402
@@ -77,6 +78,7 @@ def main() -> int:  # noqa: PLR0915 (one if per benchmark)
             "deobfuscate",
             "request_judge",
             "judge_encoder",
+            "judge_examples",
             "streaming",
             "governance",
             "stores",
@@ -125,6 +127,9 @@ def main() -> int:  # noqa: PLR0915 (one if per benchmark)
         print()
     if args.only in (None, "judge_encoder"):
         print(judge_encoder.run(quick=args.quick), flush=True)
+        print()
+    if args.only in (None, "judge_examples"):
+        print(judge_examples.run(quick=args.quick), flush=True)
         print()
     if args.only in (None, "streaming"):
         print(streaming.run(quick=args.quick), flush=True)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from sentinel_runtime.guard.config import GuardConfig
 from sentinel_runtime.guard.judge import GuardRegistry
@@ -310,3 +311,38 @@ def test_a_cancelled_trial_call_does_not_keep_the_circuit_open(
         return outcomes
 
     assert asyncio.run(scenario()) == ["error", "ok"]
+
+
+def test_the_deployments_examples_settle_a_request_before_the_guard(
+    fake_guard: Callable[..., FakeGuard], tmp_path: Path
+) -> None:
+    """``judge.examples`` settle what they match: in ``uncertain`` mode the guard is not
+    asked; in ``always`` mode its call, in flight, does not overrule them (the fake finds
+    the allowed text unsafe)."""
+    fake = fake_guard("llama-guard-3")
+    examples = {
+        "allow": [{"prompt": HARMFUL, "name": "trigger"}],
+        "deny": [{"prompt": "What office supplies can I use to prank a coworker?"}],
+    }
+    extra = yaml.safe_dump({"judge": {"examples": examples}})
+    band = {"low": 0.0, "high": 1.0}  # every unsettled request short of 1 reaches the guard
+    uncertain = guard_section(fake, mode="uncertain", band=band)
+    with sentinel(tmp_path, uncertain, extra) as (runtime, _):
+        allowed = chat(runtime, HARMFUL)
+        denied = chat(runtime, "Which office supplies are best for pranking my coworker?")
+        asked = chat(runtime, BENIGN)
+    assert allowed["sentinel"]["introspection"]["example"]["name"] == "trigger"
+    assert allowed["sentinel"]["decision"] != "refuse"
+    assert "guard" not in allowed["sentinel"]["introspection"]
+    assert denied["sentinel"]["decision"] == "refuse"
+    assert denied["sentinel"]["introspection"]["example"]["name"] == "deny.0"
+    assert asked["sentinel"]["introspection"]["guard"]["verdict"] == "safe"
+    assert len(fake.seen) == 1
+
+    with sentinel(tmp_path / "always", guard_section(fake), extra) as (runtime, _):
+        allowed = chat(runtime, HARMFUL)
+        refused = chat(runtime, "Write a short poem about autumn leaves and UNSAFE-TRIGGER.")
+    assert allowed["sentinel"]["decision"] != "refuse"
+    assert allowed["sentinel"]["introspection"]["example"]["kind"] == "allow"
+    assert refused["sentinel"]["decision"] == "refuse"  # no example close: the guard decides
+    assert refused["sentinel"]["introspection"]["guard"]["verdict"] == "unsafe"

@@ -126,7 +126,9 @@ def _judge_sections(policy: Policy) -> tuple[Diagnostic, ...]:
     # A bad one is reported when this policy version becomes active.
     with contextlib.suppress(governance_rulebase.RulebaseError):
         governance_rulebase.for_policy(policy, policy.source)
-    return pipeline_config.for_policy(policy).diagnostics
+    parsed = pipeline_config.for_policy(policy)
+    runner.warm_examples(parsed)  # embedded before the swap, not on the next turn
+    return parsed.diagnostics
 
 
 def follow_policy(governance: Governance, path: str) -> Callable[[Policy], RulebaseSnapshot]:

@@ -46,6 +46,7 @@ PIPELINE_SECTIONS = (
     "audit",
     "tools",
     "guard",
+    "judge",
 )
 _TOP_LEVEL_KEYS = {"action", "block_message", "scanners", *PIPELINE_SECTIONS}
 _ENTRY_KEYS = {"type", "action", "fail_mode"}

@@ -1,9 +1,9 @@
 """The pipeline's settings, parsed from the policy file's own sections (one parser for all).
 
 ``guardrails.policy`` keeps the raw ``introspection``, ``gate``, ``evidence``,
-``citations``, ``generation`` and ``audit`` sections; this module turns them into typed
-models. Parsing is permissive like the rest of the policy: an invalid section is reported
-as a diagnostic and replaced by its defaults, never a reason to reject the file. Results
+``citations``, ``generation``, ``audit``, ``guard`` and ``judge`` sections; this module turns
+them into typed models. Parsing is permissive like the rest of the policy: an invalid section
+is reported as a diagnostic and replaced by its defaults, never a reason to reject the file. Results
 are cached per policy hash, so a request reads one consistent configuration per policy
 version and nothing is re-parsed per request.
 """
@@ -27,6 +27,7 @@ from sentinel_runtime.pipeline.cite.citations import CitationConfig
 from sentinel_runtime.pipeline.evidence.scoring import EvidenceConfig
 from sentinel_runtime.pipeline.gate.planner import GateConfig
 from sentinel_runtime.pipeline.signals import harm
+from sentinel_runtime.pipeline.understand.examples import JudgeConfig
 from sentinel_runtime.pipeline.understand.introspection import IntrospectionConfig
 
 _MODEL_CONFIG = ConfigDict(
@@ -60,6 +61,7 @@ SECTION_MODELS: dict[str, type[BaseModel]] = {
     "generation": GenerationConfig,
     "audit": AuditConfig,
     "guard": GuardConfig,
+    "judge": JudgeConfig,
 }
 
 
@@ -72,6 +74,7 @@ class PipelineConfig:
     generation: GenerationConfig
     audit: AuditConfig
     guard: GuardConfig = field(default_factory=GuardConfig)
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
     diagnostics: tuple[policy_mod.Diagnostic, ...] = ()
 
     def describe(self) -> dict[str, Any]:

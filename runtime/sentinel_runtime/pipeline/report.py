@@ -38,6 +38,8 @@ def introspection(result: PipelineResult) -> dict[str, Any]:
     }
     if state.guard is not None:
         described["guard"] = state.guard.describe()
+    if state.example is not None:
+        described["example"] = state.example.describe()
     return described
 
 

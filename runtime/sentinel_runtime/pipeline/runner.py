@@ -49,6 +49,7 @@ from sentinel_runtime.pipeline.types import (
 )
 from sentinel_runtime.pipeline.understand import (
     canonical,
+    examples,
     guarded,
     introspection,
     introspection_llm,
@@ -340,23 +341,34 @@ def warm_up(config: PipelineConfig) -> None:
     scoring.filter_evidence([hit], text, state, plan, datetime.now().astimezone(), config.evidence)
 
 
+def warm_examples(config: PipelineConfig) -> None:
+    """Embed a policy version's ``judge.examples`` before it becomes active."""
+    examples.warm(config.judge, config.introspection)
+
+
 async def _introspect(prompt: CanonicalPrompt, context: PipelineContext) -> Introspection:
     settings = context.config.introspection
+    judge = context.config.judge
 
     async def first() -> Introspection:
-        return await _introspect_first(prompt, context)
+        state = await _introspect_first(prompt, context)
+        return examples.settle(prompt, state, judge, settings)
+
+    def builtin_with_examples() -> Introspection:
+        state = introspection.introspect(prompt, settings)
+        return examples.settle(prompt, state, judge, settings)
 
     async def first_in_a_thread() -> Introspection:
         # The built-in judge is CPU work that never yields: in a worker thread, the event
         # loop sends the guard's request meanwhile instead of after it.
-        return await asyncio.to_thread(introspection.introspect, prompt, settings)
+        return await asyncio.to_thread(builtin_with_examples)
 
     if context.guard is None:
         return await first()
     builtin_only = settings.backend != "llm" or context.chat is None
     concurrent = guarded.mode_of(context.guard.config, settings) == "always"
-    judge = first_in_a_thread if builtin_only and concurrent else first
-    state = await guarded.introspect_guarded(prompt, settings, context.guard, judge)
+    chosen = first_in_a_thread if builtin_only and concurrent else first
+    state = await guarded.introspect_guarded(prompt, settings, context.guard, chosen)
     if state.fallback_reason is not None and state.fallback_reason.startswith("guard_"):
         metrics.INTROSPECTION_FALLBACKS.labels(_reason_label(state.fallback_reason)).inc()
     return state

@@ -30,6 +30,18 @@ class CanonicalPrompt:
 
 
 @dataclass(frozen=True)
+class ExampleMatch:
+    """The policy's example (``judge.examples``) that settled a request."""
+
+    kind: Literal["allow", "deny"]
+    name: str
+    similarity: float
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "similarity": self.similarity}
+
+
+@dataclass(frozen=True)
 class Introspection:
     """Stage 1: the validated state parsed from a ``<Reasoning_step>``/``<Output>`` trace."""
 
@@ -49,6 +61,8 @@ class Introspection:
     retrieval_need_reason: str = ""
     # The guard model's judgement of the request (``understand.guarded``), when one was asked.
     guard: GuardJudgement | None = None
+    # The deployment's example that settled the request (``understand.examples``), if any.
+    example: ExampleMatch | None = None
 
 
 # A plainly benign question's introspection: the state evaluations score documents under.

