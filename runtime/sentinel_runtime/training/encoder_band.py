@@ -8,17 +8,21 @@ the band the linear model decides (benign: the band starts at or below its restr
 threshold), at or above the band it refuses (the band ends above its refusal threshold),
 and inside ``[low, high)`` the encoder decides with thresholds of its own.
 
-The encoder's thresholds are set against the linear model alone at its own thresholds,
-on the same rows. ``refuse``: with the benign rows the linear model refuses above the band,
-the cascade refuses no larger share of the benign rows than the linear model does, so it
-buys recall at the same over-refusal. ``ambiguous``: the highest threshold at which the
-cascade still restricts (or refuses) as large a share of the harmful rows as the linear
-model does, so it restricts fewer benign rows for the same recall (never more benign rows
-than the linear model, never above ``refuse``). Among bands on a fixed grid, the one chosen
-reaches
-``GAIN_SHARE`` of the largest gain in harmful rows refused over the linear model alone
-with the fewest rows inside the band: wide enough for the encoder to fix errors, narrow
-enough that most prompts skip it (an encoder that gains nothing gets the narrowest band).
+The encoder's thresholds are set against the linear model alone at its own thresholds, on
+the same rows. ``refuse``: with the benign rows the linear model refuses above the band, the
+cascade refuses no larger share of the benign rows than the linear model does, so it buys
+recall at the same over-refusal; and, given ``lookalike`` rows (benign look-alikes the
+linear model never trains on: the holdout halves of OR-Bench, CoCoNot's contrast set and our
+multilingual templates), no larger share of those either. The training sources' plain benign
+rows say little about look-alikes, which is where the encoder over-refused (README, "The
+built-in judge, second round"); look-alike rows count only towards that cap. ``ambiguous``:
+the highest threshold at which the cascade still restricts (or refuses) as large a share of
+the harmful rows as the linear model does, so it restricts fewer benign rows for the same
+recall (never more benign rows than the linear model, never above ``refuse``). Among bands
+on a fixed grid, the one chosen reaches ``GAIN_SHARE`` of the largest gain in harmful rows
+refused over the linear model alone with the fewest rows inside the band: wide enough for
+the encoder to fix errors, narrow enough that most prompts skip it (an encoder that gains
+nothing gets the narrowest band).
 """
 
 from __future__ import annotations
@@ -41,13 +45,14 @@ class Candidate:
     high: float
     refuse: float  # the encoder's refusal threshold inside the band
     ambiguous: float  # ... and its restriction threshold
-    reach: float  # share of the holdout rows inside the band
+    reach: float  # share of the holdout rows (look-alikes aside) inside the band
     reach_benign: float
     reach_harmful: float
     refused_harmful: float  # share of harmful holdout rows the cascade refuses
     refused_benign: float
     restricted_harmful: float  # restricted or refused
     restricted_benign: float
+    refused_lookalike: float = 0.0  # share of the look-alike rows the cascade refuses
 
     def as_dict(self) -> dict[str, float]:
         return {key: round(value, 4) for key, value in asdict(self).items()}
@@ -77,25 +82,42 @@ def _keeping(scores: np.ndarray, needed: int) -> float:
     return float(np.sort(scores)[::-1][needed - 1])
 
 
+def _cap(
+    rate: float, rows: np.ndarray, inside: np.ndarray, above: np.ndarray, encoder: np.ndarray
+) -> float | None:
+    """The encoder threshold at which the cascade refuses at most ``rate`` of ``rows``;
+    ``None`` when the rows above the band alone already exceed it."""
+    allowed = math.floor(rate * rows.sum() + 1e-9) - int((above & rows).sum())
+    return None if allowed < 0 else _threshold(encoder[inside & rows], allowed)
+
+
 def evaluate(
     band: tuple[float, float],
     linear: np.ndarray,
     encoder: np.ndarray,
     labels: np.ndarray,
     linear_only: dict[str, float],
+    *,
+    lookalike: np.ndarray | None = None,
 ) -> Candidate | None:
     """The cascade with ``band``, its thresholds set against ``linear_only``'s shares."""
     low, high = band
-    benign, harmful = labels == 0, labels == 1
+    look = lookalike if lookalike is not None else np.zeros(labels.shape, dtype=bool)
+    benign, harmful = (labels == 0) & ~look, (labels == 1) & ~look
     inside = (linear >= low) & (linear < high)
     above = linear >= high
     caps = []
     for rate in (linear_only["refused_benign"], linear_only["restricted_benign"]):
-        allowed = math.floor(rate * benign.sum() + 1e-9) - int((above & benign).sum())
-        if allowed < 0:
+        cap = _cap(rate, benign, inside, above, encoder)
+        if cap is None:
             return None  # the linear model alone already refuses more above the band
-        caps.append(_threshold(encoder[inside & benign], allowed))
+        caps.append(cap)
     refuse = caps[0]
+    if look.any():
+        cap = _cap(linear_only["refused_lookalike"], look, inside, above, encoder)
+        if cap is None:
+            return None
+        refuse = max(refuse, cap)
     needed = math.ceil(linear_only["restricted_harmful"] * harmful.sum() - 1e-9)
     recall = _keeping(encoder[inside & harmful], needed - int((above & harmful).sum()))
     ambiguous = min(refuse, max(recall, caps[1]))
@@ -109,13 +131,14 @@ def evaluate(
         high=high,
         refuse=refuse,
         ambiguous=ambiguous,
-        reach=float(inside.mean()),
+        reach=float((inside & ~look).sum() / max(1, (~look).sum())),
         reach_benign=float((inside & benign).sum() / max(1, benign.sum())),
         reach_harmful=float((inside & harmful).sum() / max(1, harmful.sum())),
         refused_harmful=share(harmful, refuse),
         refused_benign=share(benign, refuse),
         restricted_harmful=share(harmful, ambiguous),
         restricted_benign=share(benign, ambiguous),
+        refused_lookalike=share(look, refuse) if look.any() else 0.0,
     )
 
 
@@ -126,25 +149,34 @@ def choose(
     *,
     linear_refuse: float,
     linear_ambiguous: float,
+    lookalike: Sequence[bool] | None = None,
 ) -> Choice:
-    """The band and the encoder's thresholds, from validation rows (see the module doc)."""
+    """The band and the encoder's thresholds, from validation rows (see the module doc);
+    ``lookalike`` marks the benign look-alike rows."""
     p, q, y = (np.asarray(a, dtype=np.float64) for a in (linear, encoder, labels))
-    if not (len(p) == len(q) == len(y)) or not {0, 1} <= set(y.tolist()):
+    look = np.asarray(lookalike, dtype=bool) if lookalike is not None else np.zeros(len(y), bool)
+    if not (len(p) == len(q) == len(y) == len(look)):
         raise ValueError("choosing a band needs aligned scores of harmful and benign rows")
-    benign, harmful = y == 0, y == 1
+    if (y[look] != 0).any():
+        raise ValueError("look-alike rows are benign")
+    if not {0, 1} <= set(y[~look].tolist()):
+        raise ValueError("choosing a band needs aligned scores of harmful and benign rows")
+    benign, harmful = (y == 0) & ~look, y == 1
     linear_only = {
         "refused_harmful": float(((p >= linear_refuse) & harmful).sum() / harmful.sum()),
         "refused_benign": float(((p >= linear_refuse) & benign).sum() / benign.sum()),
         "restricted_harmful": float(((p >= linear_ambiguous) & harmful).sum() / harmful.sum()),
         "restricted_benign": float(((p >= linear_ambiguous) & benign).sum() / benign.sum()),
     }
+    if look.any():
+        linear_only["refused_lookalike"] = float(((p >= linear_refuse) & look).sum() / look.sum())
     lows = sorted({x for x in LOW_GRID if x < linear_ambiguous} | {linear_ambiguous})
     highs = sorted({x for x in HIGH_GRID if x > linear_refuse})
     curve = [
         found
         for low in lows
         for high in highs
-        if (found := evaluate((low, high), p, q, y, linear_only)) is not None
+        if (found := evaluate((low, high), p, q, y, linear_only, lookalike=look)) is not None
     ]
     if not curve:
         raise ValueError("no band keeps the false-positive rates on these rows")
