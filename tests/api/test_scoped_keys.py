@@ -31,13 +31,15 @@ AUDITOR = "auditor-key-0123456789abcdef"
 LIMITED = "limited-key-0123456789abcdef"
 FRUGAL = "frugal-key-0123456789abcdef"
 LATER = "later-key-0123456789abcdef"
-ALL_KEYS = (ADMIN, TEAM_A, AUDITOR, LIMITED, FRUGAL, LATER)
+STREAMER = "streamer-key-0123456789abcdef"
+ALL_KEYS = (ADMIN, TEAM_A, AUDITOR, LIMITED, FRUGAL, LATER, STREAMER)
 
 KEYS: list[dict[str, Any]] = [
     {"name": "team-a", "key": TEAM_A, "read": ["a*"], "write": ["a*"]},
     {"name": "auditor", "key": AUDITOR, "audit": True, "policy": True},
     {"name": "limited", "key": LIMITED, "read": ["*"], "rpm": 2},
     {"name": "frugal", "key": FRUGAL, "read": ["*"], "tpm": 1},
+    {"name": "streamer", "key": STREAMER, "read": ["*"], "tpm": 100000},
 ]
 ALPHA = [{"doc_id": "alpha-refunds", "text": "Refunds are issued within thirty days."}]
 BETA = [{"doc_id": "beta-secret", "text": "The beta launch date is the ninth of May."}]
@@ -289,6 +291,30 @@ def test_a_key_over_its_tpm_gets_429_once_its_answers_used_the_tokens(
     assert int(refused.headers["retry-after"]) == used * 60
 
 
+@pytest.mark.parametrize(
+    "extra",
+    [
+        pytest.param({}, id="plain"),
+        pytest.param({"stream_options": {"include_usage": True}}, id="usage-asked"),
+        pytest.param({"index_name": "alpha"}, id="rag"),
+    ],
+)
+def test_a_streamed_answer_is_charged_when_it_ends(
+    runtime: AppRuntime, extra: dict[str, Any]
+) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "Say hello."}], "stream": True}
+    before = runtime.metric("rag_key_tokens_total", key="streamer")
+    with runtime.client.stream(
+        "POST", "/v1/chat/completions", json={**body, **extra}, headers=bearer(STREAMER)
+    ) as response:
+        assert response.status_code == 200
+        events = [line for line in response.iter_lines() if line.startswith("data: {")]
+    charged = runtime.metric("rag_key_tokens_total", key="streamer") - before
+    assert charged > 0
+    if "stream_options" in extra:  # what the client was told is what the key was charged
+        assert charged == json.loads(events[-1].removeprefix("data: "))["usage"]["total_tokens"]
+
+
 def test_audit_records_and_metrics_carry_the_key_name(runtime: AppRuntime) -> None:
     chatted = call(runtime, chat("alpha"), TEAM_A)
     request_id = chatted.json()["sentinel"]["requestId"]
@@ -330,7 +356,7 @@ def test_a_secret_edit_takes_effect_without_a_restart(
     assert status(LATER) == 200
     assert runtime.client.get("/indexes", headers=bearer(LATER)).json() == ["beta"]
     assert runtime.metric("rag_keys_rejected") == 0
-    assert runtime.metric("rag_keys_active") == 4
+    assert runtime.metric("rag_keys_active") == len(KEYS)
     secret.write(keys_yaml(KEYS))  # as the other tests expect
     wait_for(lambda: status(TEAM_A) == 200)
 

@@ -47,6 +47,13 @@ def may_read(index: str) -> bool:
     return call is None or call.principal.may_read(index)
 
 
+def metered() -> bool:
+    """Whether the current request's tokens are charged to a key (not without keys, where
+    everyone is anonymous): a stream then counts its usage even if the client did not ask."""
+    call = _current.get()
+    return call is not None and call.principal.name != keys.ANONYMOUS
+
+
 def note_tokens(total_tokens: int) -> None:
     """The current request's answer used ``total_tokens`` (its ``usage``). A turn computes its
     usage more than once (a stream reports it and audits it): the last figure is the one."""

@@ -145,6 +145,8 @@ class AccessControl:
         return refusal
 
     def charge(self, principal: keys.Principal, tokens: int) -> None:
+        if principal is ANONYMOUS:
+            return  # no key to charge: nobody is limited or told apart
         if tokens > 0:
             metrics.KEY_TOKENS.labels(principal.name).inc(tokens)
         self.limiter.charge(principal, tokens)
