@@ -140,3 +140,10 @@ def test_reading_a_file(tmp_path: Path) -> None:
         keys.read_file(str(path))
     with pytest.raises(keys.KeysFileError, match="cannot be read"):
         keys.read_file(str(tmp_path / "missing.yaml"))
+
+
+def test_every_field_of_an_entry_is_documented() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Keys and tenants", 1)[1].split("\n## ", 1)[0]
+    missing = [name for name in keys.KeyEntry.model_fields if f"| `{name}` |" not in section]
+    assert missing == []
