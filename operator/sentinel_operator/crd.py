@@ -36,6 +36,8 @@ GUARD_FAMILIES = guard_config.FAMILY_NAMES
 # operator's own check of engines stored before the CRD had it.
 GUARD_URL_PATTERN = r"^https?://[^\s/?#]+(/\S*)?$"
 GUARD_TIMEOUT_MAX = 120
+# The Secret key read when auth.keysSecret names none.
+KEYS_SECRET_KEY = "keys.yaml"
 
 
 class _Model(BaseModel):
@@ -220,6 +222,28 @@ class GuardrailsSpec(_Model):
     )
 
 
+class KeysSecretRef(_Model):
+    """A Secret holding the runtime's keys file (README "Keys and tenants")."""
+
+    name: str = Field(min_length=1, max_length=253, description="Secret name.")
+    key: str = Field(
+        default=KEYS_SECRET_KEY,
+        min_length=1,
+        max_length=253,
+        pattern=r"^[-._a-zA-Z0-9]+$",
+        description="The Secret's key holding the keys file (YAML).",
+    )
+
+
+class AuthSpec(_Model):
+    keys_secret: KeysSecretRef | None = Field(
+        default=None,
+        description="Scoped API keys: a Secret holding the keys file (named keys, the indexes "
+        "each may read and write, audit and policy access, rpm/tpm limits), mounted into "
+        "the runtime pods as RUNTIME_KEYS_FILE; edits take effect without a restart.",
+    )
+
+
 class RAGEngineSpec(_Model):
     compute: ComputeSpec | None = None
     storage: StorageSpec | None = None
@@ -230,6 +254,10 @@ class RAGEngineSpec(_Model):
         default=None,
         description="A guard model that judges prompts (and answers); absent: the built-in "
         "judge alone.",
+    )
+    auth: AuthSpec | None = Field(
+        default=None,
+        description="Who may call the runtime; absent: no key is needed.",
     )
     replicas: int = Field(
         default=1,

@@ -30,6 +30,13 @@ LLM_SECRET_KEY = "LLM_ACCESS_SECRET"
 EMBEDDING_SECRET_KEY = "EMBEDDING_ACCESS_SECRET"
 VECTOR_DB_SECRET_KEY = "VECTOR_DB_ACCESS_SECRET"
 GUARD_SECRET_KEY = "GUARD_ACCESS_SECRET"
+# The scoped keys file (spec.auth.keysSecret): mounted as a directory, never by subPath, so
+# the kubelet's updates reach the runtime, which reloads it.
+KEYS_DIR = "/etc/sentinel/keys"
+KEYS_FILE = "keys.yaml"
+KEYS_VOLUME = "runtime-keys"
+# Readable by the runtime's group (fsGroup) only.
+KEYS_FILE_MODE = 0o440
 # The default policy: a ConfigMap in the operator's namespace, copied once into each
 # namespace that needs it under the same name (namespace-shared, never owned).
 POLICY_TEMPLATE = "sentinel-guardrails-policy-template"
@@ -88,6 +95,7 @@ ENV = {
         "GUARD_ON_ERROR",
         "GUARD_TIMEOUT_SECONDS",
         "GUARD_ACCESS_SECRET",
+        "RUNTIME_KEYS_FILE",
     )
 }
 
@@ -109,6 +117,12 @@ class Engine:
         if guardrails is None or not guardrails.enabled:
             return None
         return guardrails.config_map_ref.name if guardrails.config_map_ref else POLICY_TEMPLATE
+
+    @property
+    def keys_secret(self) -> crd.KeysSecretRef | None:
+        """The Secret holding the scoped keys file, or None."""
+        auth = self.spec.auth
+        return auth.keys_secret if auth is not None else None
 
     @property
     def image(self) -> str:
@@ -249,6 +263,8 @@ def _env(engine: Engine) -> list[dict[str, Any]]:
     env.extend(_embedding_env(spec))
     env.extend(_vector_db_env(engine))
     env.extend(_guard_env(spec))
+    if engine.keys_secret is not None:
+        env.append({"name": ENV["RUNTIME_KEYS_FILE"], "value": f"{KEYS_DIR}/{KEYS_FILE}"})
     storage = spec.storage
     if storage is not None and storage.persistent_volume is not None:
         # Indexes and the audit log live on the volume, so a restarted pod loses nothing.
@@ -354,6 +370,21 @@ def _volumes(engine: Engine) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
             }
         )
         mounts.append({"name": "guardrails-policy", "mountPath": POLICY_DIR, "readOnly": True})
+    keys_secret = engine.keys_secret
+    if keys_secret is not None:
+        # Not optional: a pod without its keys must not start open (SecretsReady names a
+        # missing Secret or key).
+        volumes.append(
+            {
+                "name": KEYS_VOLUME,
+                "secret": {
+                    "secretName": keys_secret.name,
+                    "items": [{"key": keys_secret.key, "path": KEYS_FILE}],
+                    "defaultMode": KEYS_FILE_MODE,
+                },
+            }
+        )
+        mounts.append({"name": KEYS_VOLUME, "mountPath": KEYS_DIR, "readOnly": True})
     storage = engine.spec.storage
     if storage is not None and storage.persistent_volume is not None:
         pv = storage.persistent_volume

@@ -1,12 +1,12 @@
-"""SecretsReady (pure): do the Secrets the engine's pods read through ``secretKeyRef`` exist,
-with the key each one is read by?
+"""SecretsReady (pure): do the Secrets the engine's pods read (through ``secretKeyRef``, or
+the keys file's Secret volume) exist, with the key each one is read by?
 
-A missing Secret or key keeps every pod from starting (CreateContainerConfigError), which the
-Deployment alone reports as replicas that are not ready; this condition names the Secret and
-the key instead. The operator learns each Secret by a metadata-only GET (``k8s.secret_seen``),
-never its data: whether it exists, and its data keys as its ``managedFields`` record them. A
-key is reported missing only when those records name the Secret's keys and not this one;
-when they name none, the key is not judged.
+A missing Secret or key keeps every pod from starting (CreateContainerConfigError, or a
+volume that cannot be mounted), which the Deployment alone reports as replicas that are not
+ready; this condition names the Secret and the key instead. The operator learns each Secret
+by a metadata-only GET (``k8s.secret_seen``), never its data: whether it exists, and its
+data keys as its ``managedFields`` record them. A key is reported missing only when those
+records name the Secret's keys and not this one; when they name none, the key is not judged.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ UNCHECKED = "SecretsUnchecked"
 
 
 class Reference(NamedTuple):
-    """One ``secretKeyRef`` of the runtime pod: the spec field naming the Secret, the Secret,
-    and the key the runtime reads from it."""
+    """One Secret of the runtime pod: the spec field naming the Secret, the Secret, and the
+    key the runtime reads from it."""
 
     field: str
     name: str
@@ -37,7 +37,7 @@ class Reference(NamedTuple):
 
 
 def referenced(spec: crd.RAGEngineSpec) -> list[Reference]:
-    """Every accessSecret the spec sets, in spec order."""
+    """Every Secret the spec names (each accessSecret, auth.keysSecret), in spec order."""
     found: list[Reference] = []
     inference = spec.inference_service
     if inference is not None and inference.access_secret:
@@ -69,6 +69,10 @@ def referenced(spec: crd.RAGEngineSpec) -> list[Reference]:
         found.append(
             Reference("guard.accessSecret", guard.access_secret, manifests.GUARD_SECRET_KEY)
         )
+    auth = spec.auth
+    if auth is not None and auth.keys_secret is not None:
+        keys_secret = auth.keys_secret
+        found.append(Reference("auth.keysSecret", keys_secret.name, keys_secret.key))
     return found
 
 

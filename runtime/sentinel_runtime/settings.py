@@ -115,7 +115,14 @@ class Settings(BaseSettings):
         "a prefix share their indexes (the operator gives each RAGEngine its own).",
     )
     RUNTIME_API_KEY: str = Field(
-        default="", description="When set, every API call needs 'Authorization: Bearer <key>'."
+        default="",
+        description="When set, every API call needs 'Authorization: Bearer <key>'; with "
+        "RUNTIME_KEYS_FILE too, it is one more key with every scope (runtime-api-key).",
+    )
+    RUNTIME_KEYS_FILE: str = Field(
+        default="",
+        description="Path of the scoped keys file (YAML: named keys, the indexes each may "
+        "read and write, audit and policy access, rpm/tpm limits), hot-reloaded; empty: none.",
     )
     DEMO_CORPUS: bool = Field(
         default=False,

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from sentinel_operator import crd, manifests
+from sentinel_runtime.access import keys
 from sentinel_runtime.guardrails.policy import parse_policy
 from support.chart import CHART, SAMPLES, sample
 
@@ -60,11 +61,12 @@ def errors(engine: dict[str, Any]) -> list[str]:
     return found
 
 
-def test_the_four_samples_exist() -> None:
+def test_the_five_samples_exist() -> None:
     assert SAMPLE_NAMES == [
         "ragengine-custom-policy.yaml",
         "ragengine-guard.yaml",
         "ragengine-inference.yaml",
+        "ragengine-keys.yaml",
         "ragengine-minimal.yaml",
     ]
 
@@ -169,3 +171,20 @@ def test_samples_directory_is_what_the_readme_points_at() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     for name in SAMPLE_NAMES:
         assert f"manifests/samples/{name}" in readme, name
+
+
+def test_keys_sample_mounts_a_keys_file_the_runtime_accepts() -> None:
+    objects = sample("ragengine-keys.yaml")
+    [secret] = [o for o in objects if o["kind"] == "Secret"]
+    [engine] = engines(objects)
+    spec = crd.RAGEngineSpec.model_validate(engine["spec"])
+    assert spec.auth is not None and spec.auth.keys_secret is not None
+    reference = spec.auth.keys_secret
+    assert reference.name == secret["metadata"]["name"]
+    keyring = keys.parse(secret["stringData"][reference.key], "ragengine-keys.yaml")
+    assert keyring.names() == ["team-support", "team-billing", "platform", "auditor"]
+    support = next(p for _, p in keyring.entries if p.name == "team-support")
+    assert support.may_read("support-tickets") and not support.may_read("billing-invoices")
+    pod = manifests.deployment(manifests.Engine("e", "ns", "uid", spec, "img"))
+    env = {e["name"]: e for e in pod["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["RUNTIME_KEYS_FILE"]["value"] == f"{manifests.KEYS_DIR}/{manifests.KEYS_FILE}"

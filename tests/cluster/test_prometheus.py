@@ -4,9 +4,10 @@ panel and every alert condition; then every dashboard query and every alert expr
 parse and return data, and every rule must evaluate cleanly and be pending or firing.
 
 Processes: runtime A (demo corpus, a policy in a ConfigMap-like directory with redact, block
-and fail-closed scanners, hot reload on), runtime B (guardrails off, its LLM upstream a fake
-OpenAI-protocol server answering HTTP 500, a fake guard model judging every request, failing
-every other call), runtime C (guardrails on, no policy file), the
+and fail-closed scanners, hot reload on; RUNTIME_API_KEY and a keys file with a key limited
+to one request a minute, later broken by an edit), runtime B (guardrails off, its LLM
+upstream a fake OpenAI-protocol server answering HTTP 500, a fake guard model judging every
+request, failing every other call), runtime C (guardrails on, no policy file), the
 operator watching one fresh namespace with two RAGEngines in it (pods never run here, so one
 engine stays not Ready; the other's name is no valid Service name, so its reconciles fail),
 and Prometheus scraping all four every second with the alert rules loaded.
@@ -66,6 +67,10 @@ DEMO_QUESTIONS = {
     "How do I connect to the VPN?": ("answer", "retrieve"),  # drops the poisoned forum post
 }
 QUERY_SECONDS = 20.0  # data is there after the last scrape; rules need one evaluation
+ADMIN_KEY = "admin-key-for-the-prometheus-test"  # runtime A's RUNTIME_API_KEY
+LIMITED_KEY = "limited-key-for-the-prometheus-test"
+KEYS = f"keys:\n  - name: limited\n    key: {LIMITED_KEY}\n    read: ['*']\n    rpm: 1\n"
+ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 
 
 @pytest.fixture
@@ -74,18 +79,22 @@ def stack() -> Iterator[ExitStack]:
         yield processes
 
 
-def _chat(runtime: RuntimeProcess, text: str) -> httpx.Response:
+def _chat(
+    runtime: RuntimeProcess, text: str, headers: dict[str, str] | None = None
+) -> httpx.Response:
     return httpx.post(
         f"{runtime.base_url}/v1/chat/completions",
         json={"messages": [{"role": "user", "content": text}]},
+        headers=headers,
         timeout=30,
     )
 
 
 def _round_on_a(a: RuntimeProcess) -> None:
     """Traffic through several endpoints of runtime A, each gate action and outcome, a
-    poisoned chunk dropped, citations validated, a redaction, a block and a fail-closed error."""
-    client = openai.OpenAI(base_url=f"{a.base_url}/v1", api_key="unused", max_retries=0)
+    poisoned chunk dropped, citations validated, a redaction, a block and a fail-closed error,
+    all with its API key; and a key over its rpm."""
+    client = openai.OpenAI(base_url=f"{a.base_url}/v1", api_key=ADMIN_KEY, max_retries=0)
     for question, (decision, action) in DEMO_QUESTIONS.items():
         reply = client.chat.completions.create(
             model="any",
@@ -103,19 +112,22 @@ def _round_on_a(a: RuntimeProcess) -> None:
         )
     )
     assert streamed[-1].model_extra["sentinel"]["stream"]["timeToFirstTokenMs"] > 0
-    assert _chat(a, "my code is secret-42").json()["choices"][0]["message"]["content"] == (
+    assert _chat(a, "my code is secret-42", ADMIN).json()["choices"][0]["message"]["content"] == (
         "my code is [REDACTED]"
     )
-    blocked = _chat(a, "say forbidden-word").json()
+    blocked = _chat(a, "say forbidden-word", ADMIN).json()
     assert blocked["choices"][0]["message"]["content"] == "Blocked by the test policy."
-    assert _chat(a, SLOW_TEXT).status_code == 500  # the fail-closed regex timed out
-    base = a.base_url
-    assert httpx.post(f"{base}/answer", json={"query": "refund window?"}, timeout=30).is_success
-    assert httpx.get(f"{base}/debug/retrieval", params={"q": "VPN"}, timeout=30).is_success
-    assert httpx.get(f"{base}/indexes/demo/documents", timeout=10).is_success
-    assert httpx.get(f"{base}/v1/guardrails/policy", timeout=10).is_success
-    assert httpx.get(f"{base}/v1/audit", timeout=10).is_success
-    assert httpx.get(f"{base}/no/such/path", timeout=10).status_code == 404
+    assert _chat(a, SLOW_TEXT, ADMIN).status_code == 500  # the fail-closed regex timed out
+    with httpx.Client(base_url=a.base_url, headers=ADMIN, timeout=30) as http:
+        assert http.post("/answer", json={"query": "refund window?"}).is_success
+        assert http.get("/debug/retrieval", params={"q": "VPN"}).is_success
+        assert http.get("/indexes/demo/documents").is_success
+        assert http.get("/v1/guardrails/policy").is_success
+        assert http.get("/v1/audit").is_success
+        assert http.get("/no/such/path").status_code == 404
+    limited = {"Authorization": f"Bearer {LIMITED_KEY}"}
+    statuses = [httpx.get(f"{a.base_url}/indexes", headers=limited).status_code for _ in range(2)]
+    assert statuses[-1] == 429
 
 
 def _round_on_b_and_c(b: RuntimeProcess, c: RuntimeProcess, guard: FakeGuard) -> None:
@@ -181,15 +193,18 @@ def _create_engines(ns: str) -> None:
 
 def _start_runtimes(
     tmp_path: Path, stack: ExitStack
-) -> tuple[RuntimeProcess, RuntimeProcess, RuntimeProcess, ConfigMapDir, FakeGuard]:
+) -> tuple[RuntimeProcess, RuntimeProcess, RuntimeProcess, ConfigMapDir, ConfigMapDir, FakeGuard]:
     policy = ConfigMapDir(tmp_path / "policy")
     policy.write(POLICY)
+    keys = ConfigMapDir(tmp_path / "keys", filename="keys.yaml")
+    keys.write(KEYS)
     guarded = {
         "OUTPUT_GUARDRAILS_ENABLED": "true",
         "OUTPUT_GUARDRAILS_POLICY_PATH": str(policy.policy_path),
         "OUTPUT_GUARDRAILS_HOT_RELOAD_ENABLED": "true",
     }
-    a = start_runtime(tmp_path, guarded)
+    keyed = {"RUNTIME_API_KEY": ADMIN_KEY, "RUNTIME_KEYS_FILE": str(keys.policy_path)}
+    a = start_runtime(tmp_path, {**guarded, **keyed})
     stack.callback(a.stop)
     upstream = FakeLLM(status=500).start()
     stack.callback(upstream.stop)
@@ -216,7 +231,7 @@ def _start_runtimes(
     )
     assert c.metric("rag_index_files_quarantined_total", problem="damaged") == 1
     stack.callback(c.stop)
-    return a, b, c, policy, guard
+    return a, b, c, policy, keys, guard
 
 
 def _break_the_policy(a: RuntimeProcess, policy: ConfigMapDir) -> None:
@@ -228,6 +243,13 @@ def _break_the_policy(a: RuntimeProcess, policy: ConfigMapDir) -> None:
     _wait(lambda: a.metric("guardrails_policy_reload_total", result="failure") >= 2, "reload")
     assert a.metric("output_guardrails_policy_load_total", policy_status="missing") >= 1
     assert a.metric("guardrails_policy_ready") == 1
+
+
+def _break_the_keys(a: RuntimeProcess, keys: ConfigMapDir) -> None:
+    """A keys-file edit that cannot be loaded: the previous keys stay in force."""
+    keys.write("keys:\n  - name: Not A Name\n")
+    _wait(lambda: a.metric("rag_keys_rejected") == 1, "the keys file rejected")
+    assert a.metric("rag_keys_active") == 1
 
 
 def _check_panels_show_the_load(prom: Prometheus, a: RuntimeProcess) -> None:
@@ -256,7 +278,7 @@ def _check_panels_show_the_load(prom: Prometheus, a: RuntimeProcess) -> None:
     # Only the runtime without a policy says so (the operator process defines the runtime's
     # metrics too, and must not page anyone).
     assert [s["metric"]["job"] for s in prom.query("guardrails_policy_ready == 0")] == ["runtime-c"]
-    active = httpx.get(f"{a.base_url}/v1/guardrails/policy", timeout=10).json()
+    active = httpx.get(f"{a.base_url}/v1/guardrails/policy", headers=ADMIN, timeout=10).json()
     assert active["sha256"] in _values(prom, "Active policy", "sha256")
     assert _values(prom, "LLM upstream errors by reason", "reason")["http_status"] > 0
     assert _values(prom, "Server error ratio by endpoint", "route")["/v1/chat/completions"] > 0
@@ -270,6 +292,11 @@ def _check_panels_show_the_load(prom: Prometheus, a: RuntimeProcess) -> None:
         ("GET", "/indexes/{name}/documents"),
         ("GET", "other"),
     } <= requests
+    assert _values(prom, "Rate-limited requests by key", "key")["limited"] > 0
+    assert _values(prom, "Tokens per minute by key", "key")["runtime-api-key"] > 0
+    assert {"runtime-api-key", "limited", "anonymous"} <= _values(
+        prom, "Requests by key", "key"
+    ).keys()
     reconciles = _values(prom, "Reconciles by result", "result")
     assert reconciles["success"] > 0 and reconciles["error"] > 0
     engines = _values(prom, "Engines by readiness", "ready")
@@ -289,7 +316,7 @@ def test_every_dashboard_query_and_alert_returns_live_data(
 ) -> None:
     started = time.monotonic()
     ns, operator_port = _start_operator(cluster, tmp_path, stack)
-    a, b, c, policy, guard = _start_runtimes(tmp_path, stack)
+    a, b, c, policy, keys, guard = _start_runtimes(tmp_path, stack)
     namespace_label = {"namespace": "shop"}
     prom = start_prometheus(
         tmp_path / "prometheus",
@@ -312,6 +339,7 @@ def test_every_dashboard_query_and_alert_returns_live_data(
         _round_on_b_and_c(b, c, guard)
         prom.wait_scraped(mark)
     _break_the_policy(a, policy)
+    _break_the_keys(a, keys)
     prom.wait_scraped(time.time())
 
     # Every dashboard query and alert expression parses and returns at least one series.

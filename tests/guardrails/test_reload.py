@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from prometheus_client import REGISTRY
 
-from sentinel_runtime.guardrails.reloader import GuardrailsReloader
+from sentinel_runtime.guardrails.reloader import FileReloader
 from sentinel_runtime.guardrails.state import GuardrailsState
 from support.configmap import ConfigMapDir
 
@@ -36,7 +36,7 @@ def watched(configmap: ConfigMapDir) -> Iterator[tuple[GuardrailsState, ConfigMa
     configmap.write(REDACT)
     state = GuardrailsState(enabled=True, path=str(configmap.policy_path))
     state.load_initial()
-    reloader = GuardrailsReloader(state)
+    reloader = FileReloader(state)
     reloader.start()
     time.sleep(0.2)  # let the observer attach
     yield state, configmap
@@ -117,7 +117,7 @@ def test_reloader_waits_for_a_directory_that_does_not_exist_yet(tmp_path: Path) 
     state = GuardrailsState(enabled=True, path=str(configmap_root / "guardrails.yaml"))
     state.load_initial()
     assert not state.ready and state.error is not None and state.error.status == "missing"
-    reloader = GuardrailsReloader(state)
+    reloader = FileReloader(state)
     reloader.start()
     try:
         ConfigMapDir(configmap_root).write(BLOCK)
@@ -133,7 +133,7 @@ def test_lost_events_are_caught_by_the_poll_after_quiet_periods(configmap: Confi
     configmap.write(REDACT)
     state = GuardrailsState(enabled=True, path=str(configmap.policy_path))
     state.load_initial()
-    reloader = GuardrailsReloader(state, poll=0.2)
+    reloader = FileReloader(state, poll=0.2)
     reloader._watch = lambda: False  # type: ignore[method-assign]  # simulate no inotify
     reloader.start()
     try:

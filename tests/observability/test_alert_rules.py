@@ -16,6 +16,7 @@ NEEDED = {
     "SentinelPolicyReloadFailed",
     "SentinelGuardrailsPolicyMissing",
     "SentinelIndexFilesQuarantined",
+    "SentinelKeysFileRejected",
     "SentinelEngineNotReady",
     "SentinelLLMUpstreamErrors",
     "SentinelHighServerErrorRatio",

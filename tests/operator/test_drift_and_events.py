@@ -207,6 +207,46 @@ def test_the_guard_secret_is_judged_like_the_others(secrets, status, reason, fra
     crd.Condition.model_validate({"lastTransitionTime": conditions.now(), **made})
 
 
+@pytest.mark.parametrize(
+    ("auth", "secrets", "status", "reason", "message"),
+    [
+        pytest.param(
+            {"name": "tenants"},
+            {"tenants": False},
+            "False",
+            "AccessSecretMissing",
+            "auth.keysSecret: Secret tenants not found in namespace team: the runtime pods "
+            "cannot start until it exists",
+            id="secret-missing",
+        ),
+        pytest.param(
+            {"name": "tenants"},
+            {"tenants": frozenset({"other.yaml"})},
+            "False",
+            "AccessSecretKeyMissing",
+            "auth.keysSecret: Secret tenants has no key keys.yaml: the runtime pods cannot "
+            "start until the key is added",
+            id="default-key-missing",
+        ),
+        pytest.param(
+            {"name": "tenants", "key": "other.yaml"},
+            {"tenants": frozenset({"other.yaml"})},
+            "True",
+            "SecretsFound",
+            "Secret tenants exists",
+            id="named-key-there",
+        ),
+    ],
+)
+def test_the_keys_secret_is_judged_like_the_access_secrets(
+    auth, secrets, status, reason, message
+) -> None:
+    parsed = crd.RAGEngineSpec.model_validate({"auth": {"keysSecret": auth}})
+    made = secrets_status.secrets_condition(parsed, "team", _seen(secrets), 3)
+    assert (made["type"], made["status"], made["reason"]) == ("SecretsReady", status, reason)
+    assert made["message"] == message
+
+
 def test_one_secret_for_two_fields_is_checked_for_each_fields_key() -> None:
     # A team that keeps the LLM's and the guard's tokens in one Secret.
     spec = {

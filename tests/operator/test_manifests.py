@@ -416,3 +416,58 @@ def test_removing_the_guard_removes_its_variables_from_the_desired_deployment() 
     assert with_guard != without
     assert not [e for e in container(without)["env"] if e["name"].startswith("GUARD_")]
     assert manifests.drift(without, with_guard)  # the live one still carrying it is drift
+
+
+@pytest.mark.parametrize(
+    ("keys_secret", "secret_key"),
+    [
+        pytest.param({"name": "tenants"}, "keys.yaml", id="default-key"),
+        pytest.param({"name": "tenants", "key": "runtime-keys"}, "runtime-keys", id="named-key"),
+    ],
+)
+def test_a_keys_secret_is_mounted_as_a_file_named_by_runtime_keys_file(
+    keys_secret: dict[str, str], secret_key: str
+) -> None:
+    deployment = manifests.deployment(engine({**BASE, "auth": {"keysSecret": keys_secret}}))
+    env = env_of(deployment)
+    assert env["RUNTIME_KEYS_FILE"] == "/etc/sentinel/keys/keys.yaml"
+    mount = next(
+        m for m in container(deployment)["volumeMounts"] if m["name"] == manifests.KEYS_VOLUME
+    )
+    assert mount == {"name": "runtime-keys", "mountPath": "/etc/sentinel/keys", "readOnly": True}
+    assert "subPath" not in mount  # a subPath mount would never see the Secret's updates
+    volume = next(
+        v
+        for v in deployment["spec"]["template"]["spec"]["volumes"]
+        if v["name"] == manifests.KEYS_VOLUME
+    )
+    assert volume["secret"] == {
+        "secretName": "tenants",
+        "items": [{"key": secret_key, "path": "keys.yaml"}],
+        "defaultMode": 0o440,
+    }
+    assert "optional" not in volume["secret"]  # no pod starts open without its keys
+    assert (
+        f"{mount['mountPath']}/{volume['secret']['items'][0]['path']}" == env["RUNTIME_KEYS_FILE"]
+    )
+
+
+def test_without_auth_no_keys_file_is_mounted() -> None:
+    for spec in (BASE, {**BASE, "auth": {}}):
+        deployment = manifests.deployment(engine(spec))
+        assert "RUNTIME_KEYS_FILE" not in env_of(deployment)
+        volumes = deployment["spec"]["template"]["spec"]["volumes"]
+        assert all(v["name"] != manifests.KEYS_VOLUME for v in volumes)
+
+
+@pytest.mark.parametrize(
+    "auth",
+    [
+        pytest.param({"keysSecret": {}}, id="no-name"),
+        pytest.param({"keysSecret": {"name": ""}}, id="empty-name"),
+        pytest.param({"keysSecret": {"name": "s", "key": "a/b"}}, id="bad-key"),
+    ],
+)
+def test_a_keys_secret_needs_a_name_and_a_valid_key(auth: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        crd.RAGEngineSpec.model_validate({**BASE, "auth": auth})

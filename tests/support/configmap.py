@@ -16,14 +16,18 @@ FILENAME = "guardrails.yaml"
 
 
 class ConfigMapDir:
-    def __init__(self, root: Path) -> None:
+    """A mounted ConfigMap (or Secret: the kubelet updates both the same way) holding one
+    file, ``filename``."""
+
+    def __init__(self, root: Path, filename: str = FILENAME) -> None:
         self.root = root
         self.root.mkdir(parents=True, exist_ok=True)
+        self.filename = filename
         self._generation = 0
 
     @property
     def policy_path(self) -> Path:
-        return self.root / FILENAME
+        return self.root / self.filename
 
     def write(self, content: str | bytes) -> None:
         self._generation += 1
@@ -31,13 +35,13 @@ class ConfigMapDir:
         new_dir = self.root / stamp
         new_dir.mkdir()
         data_bytes = content.encode("utf-8") if isinstance(content, str) else content
-        (new_dir / FILENAME).write_bytes(data_bytes)
+        (new_dir / self.filename).write_bytes(data_bytes)
         data = self.root / "..data"
         old_target = os.readlink(data) if data.is_symlink() else None
         tmp = self.root / "..data_tmp"
         os.symlink(stamp, tmp)
         os.replace(tmp, data)
         if not self.policy_path.is_symlink():
-            os.symlink(f"..data/{FILENAME}", self.policy_path)
+            os.symlink(f"..data/{self.filename}", self.policy_path)
         if old_target:
             shutil.rmtree(self.root / old_target)

@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 
+from sentinel_runtime.access import caller
 from sentinel_runtime.answer import turn as answering
 from sentinel_runtime.answer.errors import UnprocessableRequestError
 from sentinel_runtime.answer.services import Services
@@ -86,10 +87,10 @@ def within_budget(
 
 
 def index_name_for(services: Services, requested: str | None) -> str:
-    """The index a request means: the one it names, or the only one there is."""
+    """The index a request means: the one it names, or the only one its key may read."""
     if requested is not None:
         return requested
-    names = services.indexes.names()
+    names = [name for name in services.indexes.names() if caller.may_read(name)]
     if len(names) == 1:
         return names[0]
     raise UnprocessableRequestError(

@@ -14,7 +14,7 @@ from sentinel_runtime.governance.service import Governance, RulebaseSnapshot
 from sentinel_runtime.guard import config as guard_config
 from sentinel_runtime.guard.judge import GuardRegistry
 from sentinel_runtime.guardrails.policy import Diagnostic, Policy
-from sentinel_runtime.guardrails.reloader import GuardrailsReloader
+from sentinel_runtime.guardrails.reloader import FileReloader
 from sentinel_runtime.guardrails.state import GuardrailsState
 from sentinel_runtime.index import backends as index_backends
 from sentinel_runtime.index.embedders import build_embedder
@@ -51,7 +51,7 @@ class Services:
     indexes: IndexManager
     audit: AuditLog
     governance: Governance
-    reloader: GuardrailsReloader | None = None
+    reloader: FileReloader | None = None
     guards: GuardRegistry = field(default_factory=lambda: GuardRegistry(""))
     # The guard section's keys the environment sets (GUARD_*), under each policy's own.
     guard_defaults: dict[str, Any] = field(default_factory=dict)
@@ -89,7 +89,7 @@ def _generator(settings: Settings) -> Generator:
     )
 
 
-def _reloader(settings: Settings, state: GuardrailsState) -> GuardrailsReloader | None:
+def _reloader(settings: Settings, state: GuardrailsState) -> FileReloader | None:
     reason = None
     if not settings.OUTPUT_GUARDRAILS_ENABLED:
         reason = "guardrails disabled"
@@ -100,7 +100,7 @@ def _reloader(settings: Settings, state: GuardrailsState) -> GuardrailsReloader 
     if reason is not None:
         log_event(logger, events.HOT_RELOAD_DISABLED, reason=reason)
         return None
-    reloader = GuardrailsReloader(state)
+    reloader = FileReloader(state)
     reloader.start()
     return reloader
 

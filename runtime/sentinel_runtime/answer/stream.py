@@ -33,6 +33,7 @@ from typing import Any
 
 import anyio
 
+from sentinel_runtime.access import caller
 from sentinel_runtime.answer import answer_guard
 from sentinel_runtime.answer import turn as answering
 from sentinel_runtime.answer.errors import InvalidRequestError
@@ -496,6 +497,11 @@ class ChatStream:
                 self._conclude("client_disconnected")
             except Exception:
                 logger.exception("accounting for an abandoned stream failed")
+        if caller.metered():
+            try:
+                self._usage()  # noted for the key's tpm, even when the client asked for none
+            except Exception:
+                logger.exception("counting the usage of a streamed answer failed")
         end = self.end or "client_disconnected"
         status = STATUS_OF_END.get(end, "failure")
         elapsed = time.perf_counter() - self.started

@@ -16,12 +16,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sentinel_runtime.access import caller
 from sentinel_runtime.answer import answer_guard, policy
 from sentinel_runtime.answer import tool_calls as tool_calls_mod
 from sentinel_runtime.answer.offload import run_sized
 from sentinel_runtime.answer.services import Services
 from sentinel_runtime.guardrails.chat import ChoiceVerdict, guard_chat_completion, scanned_chars
 from sentinel_runtime.guardrails.engine import GuardrailsEngine, ScanOutcome
+from sentinel_runtime.index.base import IndexNotFound, Store
 from sentinel_runtime.llm import calls, echo
 from sentinel_runtime.llm.messages import completion
 from sentinel_runtime.llm.streams import DeltaStream
@@ -74,15 +76,27 @@ def usage(
     wrote. Like OpenAI, which counts what the model generated, the completion is counted
     before the output guardrails: a redaction or a block does not change it."""
     if calls.Usage.of(reported) != calls.Usage():
-        return dict(reported)
-    return model_answer.counted_usage(prompt, generated).describe()
+        counted = dict(reported)
+    else:
+        counted = model_answer.counted_usage(prompt, generated).describe()
+    # What the key's tpm is charged once the response is over (access.limits).
+    caller.note_tokens(calls.Usage.of(counted).describe()["total_tokens"])
+    return counted
+
+
+def readable_index(services: Services, index_name: str) -> Store:
+    """The named index, as the request's key may see it. An unknown index raises
+    index.manager.IndexNotFound (404 at the HTTP layer); so does one outside the key's read
+    scope, before the store is asked, so the answer is the same whether or not it exists."""
+    if not caller.may_read(index_name):
+        raise IndexNotFound(index_name)
+    return services.indexes.get(index_name)
 
 
 def context_for(
     services: Services, engine: GuardrailsEngine | None, index_name: str | None
 ) -> runner.PipelineContext:
-    # An unknown index raises index.manager.IndexNotFound (404 at the HTTP layer).
-    store = services.indexes.get(index_name) if index_name is not None else None
+    store = readable_index(services, index_name) if index_name is not None else None
     config = pipeline_config.for_policy(engine.policy if engine else None, services.guard_defaults)
     return runner.PipelineContext(
         config=config,
@@ -225,7 +239,8 @@ def _audit(
         endpoint=endpoint,
         prompt=prompt,
     )
-    services.audit.append({**record, **(extra or {})})
+    # The key's name, never the key (anonymous when no key is configured).
+    services.audit.append({**record, **(extra or {}), "key": caller.name()})
 
 
 async def run_pipeline(

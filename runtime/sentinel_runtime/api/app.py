@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from sentinel_runtime import __version__
+from sentinel_runtime.access.control import AccessControl, KeysState
 from sentinel_runtime.answer.services import build_services
 from sentinel_runtime.api import errors
 from sentinel_runtime.api.request_guard import RequestGuard
@@ -26,6 +27,7 @@ from sentinel_runtime.api.routes import (
     rag,
 )
 from sentinel_runtime.governance.service import GovernanceError
+from sentinel_runtime.guardrails.reloader import FileReloader
 from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.settings import Settings
@@ -38,11 +40,14 @@ def create_app(settings: Settings | None = None, *, freeze_heap: bool = False) -
     out of the garbage collector's reach; in-process tests create many apps and leave it off,
     or every app's objects would stay frozen after the app is gone."""
     settings = settings or Settings()
+    # Read now: a keys file that cannot be used stops the start (keys.KeysFileError).
+    access = AccessControl.from_settings(settings.RUNTIME_API_KEY, settings.RUNTIME_KEYS_FILE)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = build_services(settings)
         app.state.services = services
+        keys_reloader = _keys_reloader(access.keys)
         if freeze_heap:
             # What start-up built (indexes, judges, scanners, the demo corpus) lives as long
             # as the process: frozen, full collections no longer walk it. Unfrozen, each took
@@ -63,10 +68,13 @@ def create_app(settings: Settings | None = None, *, freeze_heap: bool = False) -
         try:
             yield
         finally:
+            if keys_reloader is not None:
+                keys_reloader.stop()
             await services.aclose()
             log_event(logger, events.RUNTIME_STOPPED)
 
     app = FastAPI(title="Sentinel runtime", version=__version__, lifespan=lifespan)
+    app.state.access = access
     app.include_router(health.router)
     for router in (chat, completions, embeddings, guardrails, indexes, rag, audit, governance):
         app.include_router(router.router, responses=errors.ERROR_RESPONSES)
@@ -77,7 +85,22 @@ def create_app(settings: Settings | None = None, *, freeze_heap: bool = False) -
     app.add_middleware(
         RequestGuard,
         max_body_bytes=settings.MAX_REQUEST_BYTES,
-        api_key=settings.RUNTIME_API_KEY,
+        access=access,
     )
     app.add_middleware(RequestMetrics)
     return app
+
+
+def _keys_reloader(state: KeysState | None) -> FileReloader | None:
+    """The keys file follows its Secret like the policy follows its ConfigMap (always on:
+    a revoked key must stop working without a restart)."""
+    if state is None:
+        return None
+    reloader = FileReloader(
+        state,
+        name="keys-reloader",
+        started_event=events.KEYS_HOT_RELOAD_STARTED,
+        terminated_event=events.KEYS_RELOADER_TERMINATED,
+    )
+    reloader.start()
+    return reloader

@@ -29,7 +29,12 @@ from sentinel_runtime.guardrails.engine import FAILURE_DETAIL, OutputGuardrailsE
 from sentinel_runtime.index.base import IndexNotFound
 from sentinel_runtime.llm.upstream import UpstreamError
 
-_ERROR_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_found_error"}
+_ERROR_TYPES = {
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_exceeded",
+}
 _PARAM_SOURCES = {"body", "query", "path", "header", "cookie"}
 _TYPE_TAGS = {"str", "int", "float", "bool", "none", "list", "dict", "constrained-str"}
 # The application layer's refusals: status, and OpenAI's ``code`` when it has one.
@@ -59,12 +64,13 @@ class ErrorBody(BaseModel):
 # 413) and the last resort's 500, beside each route's own.
 _DESCRIBED: dict[int | str, str] = {
     400: "The request is malformed or a parameter is out of range (`error.param` names it).",
-    401: "Missing or invalid API key (only when RUNTIME_API_KEY is set).",
+    401: "Missing or invalid API key (only when RUNTIME_API_KEY or RUNTIME_KEYS_FILE is set).",
     413: "The request body, a document or the number of documents passes its limit.",
     500: "An unexpected error; the connection stays usable.",
     # Declared so FastAPI does not describe a 422 list body that no route returns.
-    "4XX": "Another refusal: 404 unknown resource, 409 state conflict, 422 a request the "
-    "domain cannot accept, 429 upstream rate limit (same body; some add fields).",
+    "4XX": "Another refusal: 403 outside the key's scope, 404 unknown resource (or one "
+    "outside the key's read scope), 409 state conflict, 422 a request the domain cannot "
+    "accept, 429 the key's or the upstream's rate limit (same body; some add fields).",
     "5XX": "502/504 the upstream model server failed or timed out; 503 no usable guardrails "
     "policy or index store.",
 }

@@ -3,7 +3,9 @@
 A pure ASGI middleware (no per-response stream wrapping) that, in order:
 
 - refuses a declared ``Content-Length`` that is malformed (400) or over the limit (413);
-- checks the API key when one is set (401), except on the open probe paths;
+- authenticates the request when keys are configured (``RUNTIME_API_KEY``, the scoped keys
+  of ``RUNTIME_KEYS_FILE``), except on the open probe paths: 401 without a valid key; then
+  holds it to its key's rate limits: 429 with ``Retry-After`` (``access.limits``);
 - reads the body itself, counting bytes as they arrive, and answers 413 the moment the
   limit is passed: a chunked body without ``Content-Length`` is held to the same limit, and
   nothing past it is ever buffered;
@@ -13,6 +15,11 @@ A pure ASGI middleware (no per-response stream wrapping) that, in order:
 - turns an exception no handler took into a 500 *answer* instead of letting it propagate:
   Starlette's outermost middleware re-raises after answering, which makes the server
   close the keep-alive connection; here the connection stays usable.
+
+The request's principal is kept in the scope (``PRINCIPAL``; routes check its scopes) and in
+``access.caller`` for the layers below (the audit record names the key); its name is the
+``key`` label of the request metrics (``KEY_NAME``). Once the response is over, the tokens
+its answer used are charged to the key.
 """
 
 from __future__ import annotations
@@ -20,13 +27,15 @@ from __future__ import annotations
 import json
 import logging
 import re
-import secrets
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from sentinel_runtime.access import caller, keys
+from sentinel_runtime.access.control import AccessControl
+from sentinel_runtime.access.limits import Refusal
 from sentinel_runtime.api import errors
 from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
@@ -34,6 +43,11 @@ from sentinel_runtime.observability.logs import log_event
 logger = logging.getLogger(__name__)
 
 OPEN_PATHS = frozenset({"/health", "/ready", "/metrics"})
+# Scope entries this middleware writes: the principal (absent on open paths and refusals
+# before authentication) and the key name the request metrics label it with.
+PRINCIPAL = "sentinel.principal"
+KEY_NAME = "sentinel.key"
+LIMIT_NAMES = {"rpm": "requests per minute (rpm)", "tpm": "tokens per minute (tpm)"}
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # Only a body holding one of these can decode to a NUL or a lone surrogate: an escaped
 # surrogate or NUL, or a surrogate's raw UTF-8 bytes (Python's JSON reader lets those
@@ -47,10 +61,12 @@ class BodyTooLargeError(Exception):
 
 
 class RequestGuard:
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int, api_key: str = "") -> None:
+    def __init__(
+        self, app: ASGIApp, *, max_body_bytes: int, access: AccessControl | None = None
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
-        self.api_key = api_key
+        self.access = access or AccessControl()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -64,11 +80,18 @@ class RequestGuard:
                 started = True
             await send(message)
 
+        scope[KEY_NAME] = keys.UNAUTHENTICATED if self.access.required else keys.ANONYMOUS
         try:
             refusal = self._screen_head(scope)
             if refusal is not None:
                 await _reject(scope, send, *refusal)
                 return
+            principal: keys.Principal | None = scope.get(PRINCIPAL)
+            if principal is not None:
+                limited = self.access.admit(principal)
+                if limited is not None:
+                    await _rate_limited(scope, send, principal, limited)
+                    return
             if scope["method"] in _BODY_METHODS:
                 try:
                     body = await self._read_body(receive)
@@ -82,7 +105,15 @@ class RequestGuard:
                     await _reject(scope, send, 400, *bad)
                     return
                 receive = _replay(body, receive)
-            await self.app(scope, receive, send_tracking)
+            if principal is None:
+                await self.app(scope, receive, send_tracking)
+                return
+            call, token = caller.begin(principal)
+            try:
+                await self.app(scope, receive, send_tracking)
+            finally:
+                caller.end(token)
+                self.access.charge(principal, call.tokens)
         except Exception:
             if started:
                 raise  # mid-response: nothing can be said any more; the server closes
@@ -96,10 +127,12 @@ class RequestGuard:
             return 400, "invalid Content-Length header", None
         if length is not None and int(length) > self.max_body_bytes:
             return 413, f"request body larger than {self.max_body_bytes} bytes", None
-        if self.api_key and scope["path"] not in OPEN_PATHS:
-            supplied = headers.get("authorization", "")
-            if not secrets.compare_digest(supplied.encode(), f"Bearer {self.api_key}".encode()):
+        if scope["path"] not in OPEN_PATHS:
+            principal = self.access.authenticate(headers.get("authorization"))
+            if principal is None:
                 return 401, "missing or invalid API key", None
+            scope[PRINCIPAL] = principal
+            scope[KEY_NAME] = principal.name
         if _FORBIDDEN_TEXT.search(scope["path"]):
             return 400, "the path holds a NUL or an unpaired surrogate character", None
         query = scope.get("query_string", b"").decode("latin-1")
@@ -179,6 +212,29 @@ async def _reject(
     body = errors.error_body(status, message, param=param)
     headers = [(b"www-authenticate", b"Bearer")] if status == 401 else []
     await _send_json(send, status, body, headers)
+
+
+async def _rate_limited(
+    scope: Scope, send: Send, principal: keys.Principal, refusal: Refusal
+) -> None:
+    """OpenAI's 429: ``rate_limit_exceeded``, and when to come back."""
+    seconds = refusal.retry_after_seconds
+    limit = principal.rpm if refusal.limit == "rpm" else principal.tpm
+    log_event(
+        logger,
+        events.REQUEST_RATE_LIMITED,
+        logging.WARNING,
+        path=scope.get("path"),
+        key=principal.name,
+        limit=refusal.limit,
+        retry_after=seconds,
+    )
+    message = (
+        f"Rate limit reached for key {principal.name} on {LIMIT_NAMES[refusal.limit]}: "
+        f"limit {limit}. Please try again in {seconds}s."
+    )
+    body = errors.error_body(429, message, code="rate_limit_exceeded")
+    await _send_json(send, 429, body, [(b"retry-after", str(seconds).encode())])
 
 
 async def _send_json(

@@ -4,7 +4,9 @@ The label is the template of the route the app's router chose (``/indexes/{name}
 from the ASGI scope after routing), so a path parameter never becomes a label value and the
 number of series stays bounded by the routes the app declares. A request that reached no
 route (an unknown path, or one the request guard rejected before routing: 400, 401, 413)
-is ``other``; so is a method outside the standard ones.
+is ``other``; so is a method outside the standard ones. The ``key`` label is the name the
+request guard found (``request_guard.KEY_NAME``): a key's name from the keys file,
+``runtime-api-key``, ``anonymous`` or ``unauthenticated``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from sentinel_runtime.access import keys
+from sentinel_runtime.api.request_guard import KEY_NAME
 from sentinel_runtime.observability import metrics
 
 UNMATCHED = "other"
@@ -48,5 +52,6 @@ class RequestMetrics:
         finally:
             # Routing has written the matched route into the scope by now.
             route = route_template(scope)
-            metrics.HTTP_REQUESTS.labels(route, method, str(status)).inc()
+            key = scope.get(KEY_NAME, keys.ANONYMOUS)
+            metrics.HTTP_REQUESTS.labels(route, method, str(status), key).inc()
             metrics.HTTP_DURATION.labels(route, method).observe(time.perf_counter() - started)

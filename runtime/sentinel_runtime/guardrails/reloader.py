@@ -1,10 +1,12 @@
-"""Hot reload of the policy file (``GuardrailsReloader``, docs/contracts.md).
+"""Hot reload of a mounted file: the policy (docs/contracts.md) and the keys file.
 
-Watches the policy file's *parent directory* with watchdog, because the kubelet updates a
-mounted ConfigMap by swapping the ``..data`` symlink, an event on the directory rather
-than on ``guardrails.yaml``. Events are debounced: the reload runs once the directory has
-been quiet for ``debounce`` seconds (1 s). A slow poll of the file's identity catches
-changes whose events were lost; an unchanged file never reaches the parser.
+``FileReloader`` calls ``reload()`` on what holds the file (``GuardrailsState``, or the
+runtime's ``KeysState``) when the file changes. It watches the file's *parent directory* with
+watchdog, because the kubelet updates a mounted ConfigMap or Secret by swapping the ``..data``
+symlink, an event on the directory rather than on the file. Events are debounced: the reload
+runs once the directory has been quiet for ``debounce`` seconds (1 s). A slow poll of the
+file's identity catches changes whose events were lost; an unchanged file never reaches the
+parser.
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ import logging
 import os
 import threading
 import time
+from typing import Protocol
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from sentinel_runtime.guardrails.state import GuardrailsState
 from sentinel_runtime.observability import events
 from sentinel_runtime.observability.logs import log_event
 
@@ -36,8 +38,16 @@ def _identity(path: str) -> tuple[int, int, int, int] | None:
     return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns)
 
 
+class Reloadable(Protocol):
+    """What holds a reloaded file: its path, and a ``reload`` that never raises."""
+
+    path: str
+
+    def reload(self) -> object: ...
+
+
 class _Signal(FileSystemEventHandler):
-    def __init__(self, reloader: GuardrailsReloader) -> None:
+    def __init__(self, reloader: FileReloader) -> None:
         self._reloader = reloader
 
     def on_any_event(self, event: FileSystemEvent) -> None:
@@ -45,15 +55,20 @@ class _Signal(FileSystemEventHandler):
             self._reloader.notify()
 
 
-class GuardrailsReloader:
+class FileReloader:
     def __init__(
         self,
-        state: GuardrailsState,
+        state: Reloadable,
         *,
         debounce: float = DEBOUNCE_SECONDS,
         poll: float = POLL_SECONDS,
+        name: str = "guardrails-reloader",
+        started_event: str = events.HOT_RELOAD_STARTED,
+        terminated_event: str = events.RELOADER_TERMINATED,
     ) -> None:
         self._state = state
+        self._started_event = started_event
+        self._terminated_event = terminated_event
         self._debounce = debounce
         self._poll = poll
         self._directory = os.path.dirname(os.path.abspath(state.path))
@@ -61,7 +76,7 @@ class GuardrailsReloader:
         self._last_event: float | None = None
         self._stopping = False
         self._observer: Observer | None = None
-        self._thread = threading.Thread(target=self._run, name="guardrails-reloader", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._seen = _identity(state.path)
 
     def start(self) -> None:
@@ -92,9 +107,7 @@ class GuardrailsReloader:
         observer.daemon = True
         observer.start()
         self._observer = observer
-        log_event(
-            logger, events.HOT_RELOAD_STARTED, path=self._state.path, directory=self._directory
-        )
+        log_event(logger, self._started_event, path=self._state.path, directory=self._directory)
         # The directory may have changed while nobody watched: check once now.
         self.notify()
         return True
@@ -129,4 +142,4 @@ class GuardrailsReloader:
                 self._seen = _identity(self._state.path)
                 self._state.reload()
         except Exception:
-            log_event(logger, events.RELOADER_TERMINATED, logging.ERROR, exc_info=True)
+            log_event(logger, self._terminated_event, logging.ERROR, exc_info=True)

@@ -58,3 +58,12 @@ GUARD_ANSWER_BLOCKED: Final = "guard_answer_blocked"
 GOVERNANCE_RULEBASE_LOADED: Final = "governance_rulebase_loaded"
 GOVERNANCE_RULEBASE_INVALID: Final = "governance_rulebase_invalid"
 GOVERNANCE_TOOL_CALL_BLOCKED: Final = "governance_tool_call_blocked"
+
+# Scoped keys (ours): the keys file (RUNTIME_KEYS_FILE) and per-key rate limits.
+KEYS_LOADED: Final = "runtime_keys_loaded"
+KEYS_INVALID: Final = "runtime_keys_invalid"
+KEYS_RELOADED: Final = "runtime_keys_reload_succeeded"
+KEYS_RELOAD_FAILED: Final = "runtime_keys_reload_failed"
+KEYS_HOT_RELOAD_STARTED: Final = "runtime_keys_hot_reload_started"
+KEYS_RELOADER_TERMINATED: Final = "runtime_keys_reloader_terminated"
+REQUEST_RATE_LIMITED: Final = "request_rate_limited"

@@ -84,11 +84,14 @@ UPSTREAM_ERRORS = Counter(
 
 # Every HTTP request (ours). ``route`` is the matched route template (``/indexes/{name}``),
 # never the raw path; a path no route matches is ``other``. ``method`` is one of the
-# standard methods or ``other``; ``status`` is the response code.
+# standard methods or ``other``; ``status`` is the response code; ``key`` is the name of the
+# key the request used (names come from the keys file, so they are bounded), ``anonymous``
+# when no key is needed, ``unauthenticated`` when none valid was given.
 HTTP_REQUESTS = Counter(
     "rag_http_requests",
-    "HTTP requests by route template, method and status code (/metrics and probes included).",
-    ["route", "method", "status"],
+    "HTTP requests by route template, method, status code and key name (/metrics and probes "
+    "included).",
+    ["route", "method", "status", "key"],
 )
 HTTP_DURATION = Histogram(
     "rag_http_request_duration_seconds",
@@ -182,6 +185,29 @@ GOVERNANCE_TOOL_CALLS = Counter(
     "Tool calls judged by their guards, by path (chat: proposed by the upstream LLM; invoke: "
     "POST /v1/governance/invoke) and verdict (allowed, blocked).",
     ["path", "verdict"],
+)
+
+# Scoped keys (ours): RUNTIME_KEYS_FILE and per-key rate limits. ``key`` is a key's name.
+KEYS_LOADS = Counter(
+    "rag_keys_loads",
+    "Loads of the keys file by result: success, failure (the previous keys stay in force), "
+    "noop (unchanged).",
+    ["result"],
+)
+KEYS_ACTIVE = Gauge("rag_keys_active", "Scoped keys in force (from RUNTIME_KEYS_FILE).")
+KEYS_REJECTED = Gauge(
+    "rag_keys_rejected",
+    "1 while the keys file on disk is rejected and the previous keys serve; else 0.",
+)
+KEY_RATE_LIMITED = Counter(
+    "rag_key_rate_limited",
+    "Requests refused with 429 because their key was over a limit, by key and limit (rpm, tpm).",
+    ["key", "limit"],
+)
+KEY_TOKENS = Counter(
+    "rag_key_tokens",
+    "Tokens charged to each key (the answers' usage.total_tokens), limited by its tpm or not.",
+    ["key"],
 )
 
 # The embedded index store (ours).
@@ -344,6 +370,8 @@ for _status in ("success", "failure"):  # KAITO's families, charted in the KAITO
     LOAD_LATENCY.labels(_status)
     DELETE_INDEX_REQUESTS.labels(_status)
     DELETE_INDEX_LATENCY.labels(_status)
+for _result in ("success", "failure", "noop"):
+    KEYS_LOADS.labels(_result)
 for _problem in ("damaged", "symlink", "incompatible"):  # index/persistence.py PROBLEMS
     INDEX_FILES_QUARANTINED.labels(_problem)
 for _final in ("allow", "redact", "block", "fail_closed"):

@@ -25,6 +25,7 @@ from sentinel_runtime.api.protocol import (
     OpenSessionRequest,
     QueryRequest,
 )
+from sentinel_runtime.api.scopes import PrincipalDep, check_policy
 from sentinel_runtime.governance.service import GovernanceError
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.observability.logs import log_event
@@ -57,8 +58,10 @@ async def governance_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 @router.get("/rulebase")
-async def rulebase(services: ServicesDep) -> dict[str, Any]:
-    """The active rulebase and, while a rejected tools section is ignored, its problems."""
+async def rulebase(services: ServicesDep, principal: PrincipalDep) -> dict[str, Any]:
+    """The active rulebase and, while a rejected tools section is ignored, its problems
+    (the policy's tools section: a key needs the policy scope)."""
+    check_policy(principal)
     governance = services.governance
     active = governance.rulebase
     return {

@@ -11,12 +11,14 @@ from sentinel_runtime.answer import policy
 from sentinel_runtime.answer.offload import run_sized
 from sentinel_runtime.api.deps import ServicesDep
 from sentinel_runtime.api.protocol import ScanRequest, ScanResponse
+from sentinel_runtime.api.scopes import PrincipalDep, check_policy
 
 router = APIRouter(prefix="/v1/guardrails", tags=["guardrails"])
 
 
 @router.get("/policy")
-async def active_policy(services: ServicesDep) -> dict[str, Any]:
+async def active_policy(services: ServicesDep, principal: PrincipalDep) -> dict[str, Any]:
+    check_policy(principal)
     return policy.describe(services)
 
 

@@ -2,12 +2,14 @@
 
 ``/ready`` is 503 only while guardrails are enabled and no policy is active. Its body also
 says what serves degraded: a failed policy reload (the previous policy keeps serving) and
-the indexes, loaded and quarantined at start (``index.backends``).
+the indexes, loaded and quarantined at start (``index.backends``). ``/ready`` is open (the
+kubelet calls it without a key), so with scoped keys (``RUNTIME_KEYS_FILE``) it counts the
+indexes instead of naming them: a key sees only the names it may read (``GET /indexes``).
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.concurrency import run_in_threadpool
@@ -25,7 +27,7 @@ async def health() -> dict[str, str]:
 
 
 @router.get("/ready")
-async def ready(services: ServicesDep) -> JSONResponse:
+async def ready(services: ServicesDep, request: Request) -> JSONResponse:
     state = services.guardrails
     body: dict[str, object] = {"ready": state.ready, "guardrails": {"enabled": state.enabled}}
     if state.engine is not None:
@@ -44,7 +46,10 @@ async def ready(services: ServicesDep) -> JSONResponse:
     if state.engine is not None and state.reload_failed and failure is not None:
         # Still ready: the previous policy serves, but the file on disk is not it.
         body["guardrails"] = {**body["guardrails"], "reloadFailed": failure.describe()}
-    body["indexes"] = await run_in_threadpool(_indexes, services)
+    indexes = await run_in_threadpool(_indexes, services)
+    if request.app.state.access.scoped:
+        indexes = _counted(indexes)
+    body["indexes"] = indexes
     return JSONResponse(body, status_code=200 if state.ready else 503)
 
 
@@ -58,6 +63,14 @@ def _indexes(services: Services) -> dict[str, object]:
         detail["error"] = str(exc)
     detail["quarantined"] = [record.describe() for record in indexes.quarantined()]
     return detail
+
+
+def _counted(detail: dict[str, object]) -> dict[str, object]:
+    """The indexes' detail without a name in it."""
+    counted: dict[str, object] = {}
+    for field, value in detail.items():
+        counted[field] = len(value) if isinstance(value, list) else value
+    return counted
 
 
 @router.get(

@@ -10,6 +10,11 @@ Paths given to ``/persist`` and ``/load`` must lie inside ``VECTOR_DB_PERSIST_DI
 (relative paths are taken from it); without it those endpoints answer 400. A client never
 makes the runtime read or write anywhere else (KAITO writes where the client says).
 
+Scoped keys (``api.scopes``): the write routes (``/index``, updating or deleting documents,
+deleting an index, ``/persist``, ``/load``) answer 403 for an index outside the key's write
+scope; the read routes (listing documents, ``/retrieve``) answer an index outside its read
+scope with the very 404 of a missing index; ``GET /indexes`` lists only what the key may read.
+
 Index names (path parameters and ``index_name``) are checked before any work: a malformed
 one is a 400 whose ``param`` names it. ``/index`` and ``/indexes/{name}/documents`` refuse
 more than ``MAX_DOCUMENTS_PER_REQUEST`` documents or a text over ``MAX_DOCUMENT_BYTES`` with
@@ -40,6 +45,7 @@ from sentinel_runtime.api import index_protocol as protocol
 from sentinel_runtime.api.deps import ServicesDep
 from sentinel_runtime.api.errors import describe_validation, error_body
 from sentinel_runtime.api.protocol import IndexName
+from sentinel_runtime.api.scopes import PrincipalDep, check_read, check_write
 from sentinel_runtime.index import manager as index_manager
 from sentinel_runtime.index import persistence
 from sentinel_runtime.index.base import VectorDBError
@@ -162,8 +168,9 @@ def _http_errors() -> Iterator[None]:
 
 @router.post("/index")
 async def index_documents(
-    request: protocol.IndexRequest, services: ServicesDep
+    request: protocol.IndexRequest, services: ServicesDep, principal: PrincipalDep
 ) -> list[protocol.DocumentOut]:
+    check_write(principal, request.index_name)
     _within_limits(services, request.documents)
     documents = [d.to_document() for d in request.documents]
     with _http_errors():
@@ -174,12 +181,16 @@ async def index_documents(
 
 
 @router.get("/indexes")
-async def list_indexes(services: ServicesDep, response: Response) -> list[str]:
-    """KAITO's list of index names; the files quarantined at start are counted in the
-    ``Sentinel-Quarantined-Indexes`` header (KAITO's clients read the body only)."""
+async def list_indexes(
+    services: ServicesDep, response: Response, principal: PrincipalDep
+) -> list[str]:
+    """KAITO's list of index names (those the key may read); the files quarantined at start
+    are counted in the ``Sentinel-Quarantined-Indexes`` header (KAITO's clients read the body
+    only)."""
     response.headers[QUARANTINE_HEADER] = str(len(services.indexes.quarantined()))
     with _http_errors():
-        return await run_in_threadpool(services.indexes.names)
+        names = await run_in_threadpool(services.indexes.names)
+    return principal.readable(names)
 
 
 def _metadata_filter(text: str | None) -> dict[str, Any] | None:
@@ -200,6 +211,7 @@ def _metadata_filter(text: str | None) -> dict[str, Any] | None:
 async def list_documents(
     name: IndexName,
     services: ServicesDep,
+    principal: PrincipalDep,
     *,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
     offset: Annotated[int, Query(ge=0)] = 0,
@@ -208,6 +220,7 @@ async def list_documents(
 ) -> protocol.ListDocumentsResponse:
     wanted = _metadata_filter(metadata_filter)
     with _http_errors():
+        check_read(principal, name)  # where a missing index is found: the same answer
         store = services.indexes.get(name)
         docs, total = await run_in_threadpool(store.list_documents, offset, limit, wanted)
     listed = [protocol.DocumentOut.of(doc, max_text_length) for doc in docs]
@@ -216,8 +229,9 @@ async def list_documents(
 
 @router.post("/indexes/{name}/documents")
 async def update_documents(
-    name: IndexName, request: protocol.UpdateRequest, services: ServicesDep
+    name: IndexName, request: protocol.UpdateRequest, services: ServicesDep, principal: PrincipalDep
 ) -> protocol.UpdateResponse:
+    check_write(principal, name)
     _within_limits(services, request.documents)
     documents = [d.to_document() for d in request.documents]
     with _http_errors():
@@ -234,8 +248,9 @@ async def update_documents(
 
 @router.post("/indexes/{name}/documents/delete")
 async def delete_documents(
-    name: IndexName, request: protocol.DeleteRequest, services: ServicesDep
+    name: IndexName, request: protocol.DeleteRequest, services: ServicesDep, principal: PrincipalDep
 ) -> protocol.DeleteResponse:
+    check_write(principal, name)
     with _http_errors():
         deleted, not_found = await run_in_threadpool(
             services.indexes.delete_documents, name, request.doc_ids
@@ -244,7 +259,10 @@ async def delete_documents(
 
 
 @router.delete("/indexes/{name}")
-async def delete_index(name: IndexName, services: ServicesDep) -> protocol.MessageResponse:
+async def delete_index(
+    name: IndexName, services: ServicesDep, principal: PrincipalDep
+) -> protocol.MessageResponse:
+    check_write(principal, name)
     with _http_errors():
         await run_in_threadpool(services.indexes.delete, name)
     return protocol.MessageResponse(message=f"Successfully deleted index {name}.")
@@ -252,8 +270,9 @@ async def delete_index(name: IndexName, services: ServicesDep) -> protocol.Messa
 
 @router.post("/persist/{name}")
 async def persist_index(
-    name: IndexName, services: ServicesDep, path: str | None = None
+    name: IndexName, services: ServicesDep, principal: PrincipalDep, path: str | None = None
 ) -> protocol.MessageResponse:
+    check_write(principal, name)
     indexes = services.indexes
     with _http_errors():
         file = await run_in_threadpool(indexes.persist, name, indexes.confine(path))
@@ -262,8 +281,13 @@ async def persist_index(
 
 @router.post("/load/{name}")
 async def load_index(
-    name: IndexName, services: ServicesDep, path: str | None = None, overwrite: bool = False
+    name: IndexName,
+    services: ServicesDep,
+    principal: PrincipalDep,
+    path: str | None = None,
+    overwrite: bool = False,
 ) -> protocol.MessageResponse:
+    check_write(principal, name)
     indexes = services.indexes
     with _http_errors():
         directory = indexes.confine(path)
@@ -274,13 +298,14 @@ async def load_index(
 
 @router.post("/retrieve")
 async def retrieve(
-    request: protocol.RetrieveRequest, services: ServicesDep
+    request: protocol.RetrieveRequest, services: ServicesDep, principal: PrincipalDep
 ) -> protocol.RetrieveResponse:
     """KAITO's retrieval, behind the same gate and evidence filter as an answer: a request
     the gate refuses retrieves nothing, and dropped chunks are reported, never returned.
     At most ``max_node_count`` nodes (and never more than the policy's ``gate.topK``);
     with ``context_token_ratio``, only those that fit KAITO's token budget."""
     with _http_errors():
+        check_read(principal, request.index_name)
         services.indexes.get(request.index_name)  # KAITO's 404 for an unknown index
     retrieved = await retrieval.retrieve(
         services,
