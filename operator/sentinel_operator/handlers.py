@@ -66,6 +66,7 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.posting.level = logging.WARNING
     settings.watching.server_timeout = 270
     SETTINGS.operator_namespace()  # fail at start, not at the first engine
+    k8s.warm_up()  # the client's first-use costs belong to the start, not to a create
 
 
 @kopf.on.cleanup()

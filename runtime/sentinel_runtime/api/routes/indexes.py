@@ -8,7 +8,8 @@ object in the same body; a request that fails validation is a 400, as on KAITO.
 
 Paths given to ``/persist`` and ``/load`` must lie inside ``VECTOR_DB_PERSIST_DIR``
 (relative paths are taken from it); without it those endpoints answer 400. A client never
-makes the runtime read or write anywhere else (KAITO writes where the client says).
+makes the runtime read or write anywhere else (KAITO writes where the client says). KAITO's
+default location of an index, ``storage/<name>``, names the persist directory itself.
 
 Index names (path parameters and ``index_name``) are checked before any work: a malformed
 one is a 400 whose ``param`` names it. ``/index`` and ``/indexes/{name}/documents`` refuse
@@ -256,7 +257,7 @@ async def persist_index(
 ) -> protocol.MessageResponse:
     indexes = services.indexes
     with _http_errors():
-        file = await run_in_threadpool(indexes.persist, name, indexes.confine(path))
+        file = await run_in_threadpool(indexes.persist, name, indexes.confine(path, name))
     return protocol.MessageResponse(message=f"Successfully persisted index {name} to {file}.")
 
 
@@ -266,7 +267,7 @@ async def load_index(
 ) -> protocol.MessageResponse:
     indexes = services.indexes
     with _http_errors():
-        directory = indexes.confine(path)
+        directory = indexes.confine(path, name)
         await run_in_threadpool(indexes.load, name, directory, overwrite)
     file = persistence.index_file(directory, name)
     return protocol.MessageResponse(message=f"Successfully loaded index {name} from {file}.")
