@@ -18,7 +18,7 @@ RETRY_SECONDS = 30.0
 
 
 class ModelLister(Protocol):
-    async def models(self) -> dict[str, Any]: ...
+    async def model_listing(self) -> dict[str, Any] | None: ...
 
 
 def max_model_len(listing: Mapping[str, Any], model: str) -> int | None:
@@ -62,12 +62,8 @@ class ContextWindow:
         now = time.monotonic()
         if now < self._retry_at:
             return 0
-        try:
-            listing = await self._upstream.models()
-        except Exception:  # any failure: no window is known; the turn itself reports errors
-            self._retry_at = now + RETRY_SECONDS
-            return 0
-        found = max_model_len(listing, self._model)
+        listing = await self._upstream.model_listing()
+        found = max_model_len(listing, self._model) if listing is not None else None
         if found is None:
             self._retry_at = now + RETRY_SECONDS
             return 0
