@@ -4,9 +4,10 @@ Owned objects are written with server-side apply under one field manager, so eve
 the builders stop setting is removed too, and an unchanged spec is a no-op on the server.
 
 Every call goes through one ``ApiClient`` (one connection pool: no TLS handshake per call)
-and reads the answer as plain JSON (``_preload_content=False``): the client's typed models
-are built on first use of each kind, about 400 ms each for a Deployment and a Service, which
-the first engine after a start paid inside its create (docs/benchmarks.md, "Operator").
+and reads the answer as plain JSON (``_preload_content=False``): the callers want JSON, not
+the client's typed models converted back. ``warm_up`` imports the client's API modules at
+start, which it would otherwise do inside the first engine's create (docs/benchmarks.md,
+"Operator on the local control plane").
 """
 
 from __future__ import annotations
