@@ -44,18 +44,19 @@ def _namespace(name: str) -> str:
     return name
 
 
-def _create_to_objects(namespace: str, count: int) -> list[float]:
+def _create_to_objects(count: int) -> list[float]:
     apps, core = client.AppsV1Api(), client.CoreV1Api()
     samples = []
     for index in range(count):
         name = f"lat-{index}"
+        namespace = _namespace(f"bench-latency-{index}")
         started = time.perf_counter()
         create_engine(namespace, name, {"guardrails": {"enabled": True}})
         while not (
-            _exists(lambda n=name: apps.read_namespaced_deployment(n, namespace))
-            and _exists(lambda n=name: core.read_namespaced_service(n, namespace))
+            _exists(lambda n=name, ns=namespace: apps.read_namespaced_deployment(n, ns))
+            and _exists(lambda n=name, ns=namespace: core.read_namespaced_service(n, ns))
             and _exists(
-                lambda: core.read_namespaced_config_map(manifests.POLICY_TEMPLATE, namespace)
+                lambda ns=namespace: core.read_namespaced_config_map(manifests.POLICY_TEMPLATE, ns)
             )
         ):
             time.sleep(POLL)
@@ -106,7 +107,7 @@ def run(latency_samples: int = 20, burst: int = 100) -> str:
             install(cluster)
             process, _ = start_operator(cluster, Path(tmp) / "operator.log", resync_seconds="300")
             try:
-                latency = _create_to_objects(_namespace("bench-latency"), latency_samples)
+                latency = _create_to_objects(latency_samples)
                 direct = _direct_baseline(_namespace("bench-direct"), latency_samples)
                 burst_ns = _namespace("bench-burst")
                 started = time.perf_counter()
@@ -124,14 +125,16 @@ def run(latency_samples: int = 20, burst: int = 100) -> str:
         finally:
             cluster.stop()
     latency_table = table(
-        "RAGEngine create -> Deployment, Service, policy ConfigMap present (median target < 1 s)",
-        ["path", "samples", "median ms", "p95 ms", "vs direct"],
+        "RAGEngine create -> Deployment, Service, policy ConfigMap present, a new namespace "
+        "each (target: p50 and p95 < 1 s)",
+        ["path", "samples", "p50 ms", "p95 ms", "first ms", "vs direct"],
         [
             [
                 "direct API create (baseline)",
                 str(len(direct)),
                 f"{median(direct):.0f}",
                 f"{_p95(direct):.0f}",
+                f"{direct[0]:.0f}",
                 "1.0x",
             ],
             [
@@ -139,6 +142,7 @@ def run(latency_samples: int = 20, burst: int = 100) -> str:
                 str(len(latency)),
                 f"{median(latency):.0f}",
                 f"{_p95(latency):.0f}",
+                f"{latency[0]:.0f}",  # the first engine after the operator started
                 f"{median(latency) / median(direct):.1f}x",
             ],
         ],

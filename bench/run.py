@@ -2,7 +2,7 @@
 
 Targets: default-policy overhead under 1 ms median for a 2 KB answer; zero failed requests
 while the policy flips 20 times; new policy active under 1.5 s after a swap; RAGEngine create
-to owned objects under 1 s median; 100 engines reconciled in under 30 s with the operator
+to owned objects under 1 s at p50 and p95; 100 engines reconciled in under 30 s with the operator
 under 200 MB; 100k chunks indexed (chunk, embed, FAISS, BM25) in under 60 s; the harm judge
 under 0.3 ms median per 500-character chunk; the injection judge under 0.25 ms median (1 ms
 p99) per 500-character chunk and 3x faster than before on injected documents; the

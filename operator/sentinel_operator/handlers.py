@@ -66,6 +66,7 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.posting.level = logging.WARNING
     settings.watching.server_timeout = 270
     SETTINGS.operator_namespace()  # fail at start, not at the first engine
+    k8s.warm_up()  # the client's first-use costs belong to the start, not to a create
 
 
 @kopf.on.cleanup()
@@ -216,13 +217,25 @@ def _used_policy(name: str, namespace: str, sentinel_policy_users: kopf.Index, *
 # and no label can single out a user's referenced ConfigMap), but only those an engine uses
 # reach the handler: edits are judged again, and a deleted copy of the template is made again.
 @kopf.on.event("", "v1", "configmaps", when=_used_policy)
-def sentinel_policy_watch(
+async def sentinel_policy_watch(
     name: str, namespace: str, sentinel_policy_users: kopf.Index, **_: Any
 ) -> None:
     metrics.POLICY_EVENTS.inc()
-    for engine_name in sentinel_policy_users.get((namespace, name), []):
+    # The index is a live view that kopf changes on the event loop whenever an engine event
+    # arrives: copy it here, on the loop, and never iterate it from a worker thread (it fails
+    # with "dictionary changed size during iteration" as soon as an engine that uses the
+    # same ConfigMap comes or goes meanwhile, and kopf drops an on.event handler's error).
+    users = sorted(sentinel_policy_users.get((namespace, name), []))
+    await asyncio.to_thread(_refresh_policy_users, namespace, users)
+
+
+def _refresh_policy_users(namespace: str, engine_names: list[str]) -> None:
+    for engine_name in engine_names:
         engine = k8s.read_engine(namespace, engine_name)
         if engine is None or (engine.get("status") or {}).get("observedGeneration") is None:
             continue  # gone, or not reconciled yet: its first reconcile judges the policy anyway
-        with _unless_namespace_terminates():
-            _post(engine, reconcile.refresh_policy(namespace, engine_name, engine, SETTINGS))
+        try:
+            with _unless_namespace_terminates():
+                _post(engine, reconcile.refresh_policy(namespace, engine_name, engine, SETTINGS))
+        except Exception:  # one engine's failure must not keep the edit from the others
+            LOG.exception("re-judging the policy of RAGEngine %s/%s failed", namespace, engine_name)

@@ -2,11 +2,18 @@
 
 Owned objects are written with server-side apply under one field manager, so every field
 the builders stop setting is removed too, and an unchanged spec is a no-op on the server.
+
+Every call goes through one ``ApiClient`` (one connection pool: no TLS handshake per call)
+and reads the answer as plain JSON (``_preload_content=False``): the callers want JSON, not
+the client's typed models converted back. ``warm_up`` imports the client's API modules at
+start, which it would otherwise do inside the first engine's create (docs/benchmarks.md,
+"Operator on the local control plane").
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,31 +44,79 @@ def namespace_terminating(exc: Exception) -> bool:
     )
 
 
-def _plain(obj: Any) -> dict[str, Any]:
-    return client.ApiClient().sanitize_for_serialization(obj)
+class _Shared:
+    """One ``ApiClient`` for the process, made again when the client configuration changes
+    (kopf logs in again with new credentials, a test loads another kubeconfig)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key: tuple[Any, ...] | None = None
+        self._client: client.ApiClient | None = None
+
+    def get(self) -> client.ApiClient:
+        configuration = client.Configuration.get_default_copy()
+        key = (
+            configuration.host,
+            tuple(sorted(configuration.api_key.items())),
+            configuration.cert_file,
+            configuration.key_file,
+            configuration.ssl_ca_cert,
+        )
+        with self._lock:
+            if self._client is None or key != self._key:
+                self._client, self._key = client.ApiClient(configuration), key
+            return self._client
+
+
+_SHARED = _Shared()
+RAW = {"_preload_content": False}  # the answer as bytes: parsed here, never into models
+
+
+def core() -> client.CoreV1Api:
+    return client.CoreV1Api(_SHARED.get())
+
+
+def apps() -> client.AppsV1Api:
+    return client.AppsV1Api(_SHARED.get())
+
+
+def custom() -> client.CustomObjectsApi:
+    return client.CustomObjectsApi(_SHARED.get())
+
+
+def warm_up() -> None:
+    """Import the client's API modules now: the client imports each on first use, about
+    0.4 s apiece for the core and apps groups, which the first engine after a start would
+    otherwise wait for inside its create (docs/benchmarks.md, "Operator")."""
+    core(), apps(), custom()
+
+
+def _json(response: Any) -> Any:
+    """The JSON body of a raw (``_preload_content=False``) answer."""
+    try:
+        return json.loads(response.data or b"null")
+    finally:
+        response.release_conn()
 
 
 def apply(obj: dict[str, Any]) -> dict[str, Any]:
     """Server-side apply of a Deployment or Service built by ``manifests``."""
     meta = obj["metadata"]
-    kwargs = {"field_manager": FIELD_MANAGER, "force": True, "_content_type": APPLY}
+    kwargs = {"field_manager": FIELD_MANAGER, "force": True, "_content_type": APPLY, **RAW}
     if obj["kind"] == "Deployment":
-        result = client.AppsV1Api().patch_namespaced_deployment(
-            meta["name"], meta["namespace"], obj, **kwargs
-        )
+        result = apps().patch_namespaced_deployment(meta["name"], meta["namespace"], obj, **kwargs)
     elif obj["kind"] == "Service":
-        result = client.CoreV1Api().patch_namespaced_service(
-            meta["name"], meta["namespace"], obj, **kwargs
-        )
+        result = core().patch_namespaced_service(meta["name"], meta["namespace"], obj, **kwargs)
     else:  # pragma: no cover - the builders make only these two kinds
         raise ValueError(f"cannot apply {obj['kind']}")
-    return _plain(result)
+    return dict(_json(result))
 
 
 def _found(read: Callable[[], Any]) -> dict[str, Any] | None:
-    """The object as plain JSON, or None when it does not exist."""
+    """The object as plain JSON (``read`` asks for a raw answer), or None when it does not
+    exist."""
     try:
-        return _plain(read())
+        return dict(_json(read()))
     except ApiException as exc:
         if exc.status == 404:
             return None
@@ -69,7 +124,7 @@ def _found(read: Callable[[], Any]) -> dict[str, Any] | None:
 
 
 def read_config_map(namespace: str, name: str) -> dict[str, Any] | None:
-    return _found(lambda: client.CoreV1Api().read_namespaced_config_map(name, namespace))
+    return _found(lambda: core().read_namespaced_config_map(name, namespace, **RAW))
 
 
 def create_config_map(
@@ -78,7 +133,7 @@ def create_config_map(
     """Create unless it exists; True when created. Never updates an existing ConfigMap."""
     body = {"metadata": {"name": name, "namespace": namespace, "labels": labels}, "data": data}
     try:
-        client.CoreV1Api().create_namespaced_config_map(namespace, body)
+        _json(core().create_namespaced_config_map(namespace, body, **RAW))
     except ApiException as exc:
         if exc.status == 409:
             return False
@@ -99,8 +154,8 @@ def secret_seen(namespace: str, name: str) -> SecretSeen:
     """The Secret by a metadata-only GET: never its data. A 403 is "may not look", so that
     status can say "cannot check" instead of failing."""
     try:
-        response = client.CoreV1Api().read_namespaced_secret(
-            name, namespace, _preload_content=False, _headers={"Accept": METADATA_ONLY}
+        response = core().read_namespaced_secret(
+            name, namespace, _headers={"Accept": METADATA_ONLY}, **RAW
         )
     except ApiException as exc:
         if exc.status == 404:
@@ -108,10 +163,7 @@ def secret_seen(namespace: str, name: str) -> SecretSeen:
         if exc.status == 403:
             return SecretSeen(None)
         raise
-    try:
-        body = json.loads(response.read() or b"{}")  # the metadata only
-    finally:
-        response.release_conn()
+    body = _json(response) or {}  # the metadata only
     return SecretSeen(True, data_keys(body.get("metadata") or {}))
 
 
@@ -137,16 +189,16 @@ def data_keys(metadata: dict[str, Any]) -> frozenset[str] | None:
 
 
 def read_service(namespace: str, name: str) -> dict[str, Any] | None:
-    return _found(lambda: client.CoreV1Api().read_namespaced_service(name, namespace))
+    return _found(lambda: core().read_namespaced_service(name, namespace, **RAW))
 
 
 def read_deployment(namespace: str, name: str) -> dict[str, Any] | None:
-    return _found(lambda: client.AppsV1Api().read_namespaced_deployment(name, namespace))
+    return _found(lambda: apps().read_namespaced_deployment(name, namespace, **RAW))
 
 
 def list_services(namespace: str, label_selector: str) -> list[dict[str, Any]]:
-    result = client.CoreV1Api().list_namespaced_service(namespace, label_selector=label_selector)
-    return [_plain(item) for item in result.items]
+    result = _json(core().list_namespaced_service(namespace, label_selector=label_selector, **RAW))
+    return list(result.get("items") or [])
 
 
 def delete_service(namespace: str, name: str) -> None:
@@ -154,7 +206,7 @@ def delete_service(namespace: str, name: str) -> None:
     try:
         # Unparsed: an apiserver may answer a Service delete with a Status object, which
         # the client would fail to read as a V1Service after the delete succeeded.
-        client.CoreV1Api().delete_namespaced_service(name, namespace, _preload_content=False)
+        _json(core().delete_namespaced_service(name, namespace, **RAW))
     except ApiException as exc:
         if exc.status != 404:
             raise
@@ -162,16 +214,14 @@ def delete_service(namespace: str, name: str) -> None:
 
 def read_engine(namespace: str, name: str) -> dict[str, Any] | None:
     return _found(
-        lambda: client.CustomObjectsApi().get_namespaced_custom_object(
-            crd.GROUP, crd.VERSION, namespace, crd.PLURAL, name
+        lambda: custom().get_namespaced_custom_object(
+            crd.GROUP, crd.VERSION, namespace, crd.PLURAL, name, **RAW
         )
     )
 
 
 def list_engines(namespace: str) -> list[dict[str, Any]]:
-    result = client.CustomObjectsApi().list_namespaced_custom_object(
-        crd.GROUP, crd.VERSION, namespace, crd.PLURAL
-    )
+    result = custom().list_namespaced_custom_object(crd.GROUP, crd.VERSION, namespace, crd.PLURAL)
     return list(result.get("items", []))
 
 
@@ -183,7 +233,7 @@ def update_status(
     The write carries the resourceVersion it read, so two writers never lose each other's
     conditions: a conflict re-reads and retries. None when the engine is gone.
     """
-    api = client.CustomObjectsApi()
+    api = custom()
     for attempt in range(CONFLICT_RETRIES):
         try:
             engine = api.get_namespaced_custom_object(

@@ -210,7 +210,6 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
         return _mark_invalid(namespace, name, generation, problem)
     engine = manifests.Engine(name, namespace, meta["uid"], spec, settings.RUNTIME_IMAGE)
     try:
-        judgement = _policy(engine, settings, notices)
         secrets_condition = secrets_status.secrets_condition(
             spec, namespace, k8s.secret_seen, generation
         )
@@ -228,7 +227,6 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
     except Exception:
         metrics.RECONCILES.labels("error").inc()
         raise
-    policy_condition = {**judgement.condition, "observedGeneration": generation}
     storage_condition = storage_status.storage_condition(engine, generation)
     deployment_condition, ready_replicas = rollout.deployment_condition(deployment, generation)
     service_condition = conditions.condition(
@@ -236,6 +234,10 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
     )
 
     def build(old: dict[str, Any]) -> dict[str, Any]:
+        # Judged here, after the read this write is conditional on (``_write``): see
+        # ``refresh_policy`` for why a judgement made before it could undo a newer one.
+        judgement = _policy(engine, settings, notices)
+        policy_condition = {**judgement.condition, "observedGeneration": generation}
         merged = conditions.merge(
             old.get("conditions"),
             [
@@ -260,7 +262,11 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
         # Absent, not null: the status schema has no nullable fields.
         return status | ({"policy": judgement.status} if judgement.status else {})
 
-    notices += _write(namespace, name, build)
+    try:
+        notices += _write(namespace, name, build)
+    except Exception:
+        metrics.RECONCILES.labels("error").inc()
+        raise
     metrics.RECONCILES.labels("success").inc()
     metrics.RECONCILE_DURATION.observe(time.perf_counter() - started)
     return notices
@@ -292,9 +298,15 @@ def refresh_policy(
     if engine is None:
         return []
     notices: list[Notice] = []
-    judgement = _policy(engine, settings, notices)
 
     def build(old: dict[str, Any]) -> dict[str, Any]:
+        # The ConfigMap is read after the engine this write is conditional on: a status
+        # written from an older read of the ConfigMap would then have been read before
+        # this writer's, so its write conflicts and is judged again (``k8s.update_status``
+        # retries with both read afresh). Judged before that read, a reconcile that started
+        # before an edit could write the old policy's PolicyReady over the edit's, and
+        # nothing would ever look again.
+        judgement = _policy(engine, settings, notices)
         generation = old.get("observedGeneration")
         policy_condition = {**judgement.condition, "observedGeneration": generation}
         status = _with_conditions(old, [policy_condition])

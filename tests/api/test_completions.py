@@ -229,4 +229,5 @@ def test_the_legacy_endpoint_url_reaches_the_upstream_chat_and_models() -> None:
     assert chat.choices[0].message.content == FakeLLM.content
     assert [m.id for m in models.data] == ["fake-model"]  # the upstream's list
     assert [r["path"] for r in fake.requests] == ["/v1/chat/completions"]
-    assert fake.gets == ["/v1/models"]
+    # The first chat looks up the context window (max_model_len), then the client's listing.
+    assert fake.gets == ["/v1/models", "/v1/models"]

@@ -56,7 +56,7 @@ SERVER_ERRORS = {"not_a_server_error": {"enabled": True}}
 # Not checked here, because they cannot hold by design:
 # - positive_data_acceptance (schema-valid must be 2xx): the schema does not carry every
 #   rule: an index or session that does not exist is a 404, an invalid index name or text
-#   with NUL a 400, a chat turn without a user message a 422;
+#   with NUL a 400, a chat turn without a user message a 400 too;
 # - negative_data_rejection (schema-invalid must be 4xx of its list): a body over the limit
 #   is a 413, which schemathesis does not count as a rejection, and pydantic's lax mode
 #   takes ``false`` for a number (``/validate``'s ``similarity``);

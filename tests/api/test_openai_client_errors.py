@@ -106,7 +106,7 @@ def test_context_overflow_is_bad_request_with_openais_code() -> None:
     assert "maximum context length is 16 tokens" in message
 
 
-# -- 401, 404, 413, 422 ------------------------------------------------------------------
+# -- 400, 401, 404, 413 ------------------------------------------------------------------
 
 
 def test_wrong_api_key_is_authentication_error() -> None:
@@ -139,12 +139,12 @@ def test_body_over_the_limit_is_413() -> None:
     assert "1024" in message
 
 
-def test_no_user_message_is_unprocessable(client: openai.OpenAI) -> None:
-    with pytest.raises(openai.UnprocessableEntityError) as caught:
+def test_no_user_message_is_a_bad_request(client: openai.OpenAI) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
         client.chat.completions.create(
             model="sentinel", messages=[{"role": "system", "content": "Be brief."}]
         )
-    message = readable(caught.value, 422)
+    message = readable(caught.value, 400)
     assert caught.value.param == "messages"
     assert "user message" in message
 

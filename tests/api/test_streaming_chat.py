@@ -427,7 +427,7 @@ def test_a_restricted_request_is_told_to_stay_high_level(guarded) -> None:
         pytest.param({"n": 2}, 400, id="n-2"),
         pytest.param({"tools": [{"type": "function", "function": {"name": "f"}}]}, 400, id="tools"),
         pytest.param({"index_name": "nope"}, 404, id="unknown-index"),
-        pytest.param({"messages": [{"role": "system", "content": "x"}]}, 422, id="no-user-text"),
+        pytest.param({"messages": [{"role": "system", "content": "x"}]}, 400, id="no-user-text"),
     ],
 )
 def test_bad_streamed_requests_get_a_json_status_before_any_event(guarded, extra, status) -> None:

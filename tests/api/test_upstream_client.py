@@ -38,7 +38,8 @@ def test_requests_go_through_the_proxy_the_environment_names(
     assert models.status_code == 200 and models.json()["data"][0]["id"] == "fake-model"
     # A proxy gets the absolute URL in the request line.
     assert [r["path"] for r in fake.requests] == [f"{upstream}/chat/completions"]
-    assert fake.gets == [f"{upstream}/models"]
+    # The first chat looks up the context window (max_model_len), then the client's listing.
+    assert fake.gets == [f"{upstream}/models"] * 2
 
 
 def test_a_host_no_proxy_lists_is_reached_directly(

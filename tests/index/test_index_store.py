@@ -3,6 +3,7 @@ changes that fail leaving nothing behind, and many threads at once."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -37,12 +38,17 @@ def embed_server() -> Iterator[FakeEmbeddings]:
     fake.stop()
 
 
-def test_add_assigns_hex_ids_to_documents_without_one() -> None:
+def test_add_derives_the_id_of_a_document_without_one_from_its_text() -> None:
     s = IndexStore("kb", HashingEmbedder())
     added = s.add([Document("", "First text."), Document("", "Second text.")])
-    assert all(len(d.doc_id) == 32 and int(d.doc_id, 16) >= 0 for d in added)
-    assert added[0].doc_id != added[1].doc_id
+    assert [d.doc_id for d in added] == [
+        hashlib.sha256(b"First text.").hexdigest(),
+        hashlib.sha256(b"Second text.").hexdigest(),
+    ]
     assert s.document_count == 2 and s.chunk_count == 2
+    # The same text again is the same document, not a copy.
+    assert [d.doc_id for d in s.add([Document("", "First text.", {"v": 2})])] == [added[0].doc_id]
+    assert s.document_count == 2
 
 
 def test_adding_an_existing_doc_id_replaces_it_in_place(store: IndexStore) -> None:

@@ -4,6 +4,7 @@ the backends is in test_milvus_store.py, each difference named."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,11 +35,16 @@ def kb(backend) -> IndexManager:
     return manager
 
 
-def test_add_assigns_hex_ids_and_counts(backend) -> None:
+def test_add_derives_ids_from_the_text_and_counts(backend) -> None:
     manager = backend.open()
     added = manager.add_documents("kb", [Document("", "First text."), Document("", "Second.")])
-    assert all(len(d.doc_id) == 32 and int(d.doc_id, 16) >= 0 for d in added)
-    assert added[0].doc_id != added[1].doc_id
+    # KAITO's derivation: the SHA-256 of the text, so the same text again is one document.
+    assert [d.doc_id for d in added] == [
+        hashlib.sha256(b"First text.").hexdigest(),
+        hashlib.sha256(b"Second.").hexdigest(),
+    ]
+    again = manager.add_documents("kb", [Document("", "First text.", {"v": 2})])
+    assert [d.doc_id for d in again] == [added[0].doc_id]
     store = manager.get("kb")
     assert store.document_count == 2 and store.chunk_count == 2
     assert manager.names() == ["kb"] and "kb" in manager and "other" not in manager

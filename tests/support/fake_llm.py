@@ -55,6 +55,7 @@ class FakeLLM(JsonPeer):
     piece_chars: int = 4
     piece_delay: float = 0.0  # seconds before each piece
     fail_after: int | None = None  # pieces sent before the stream fails
+    max_model_len: int | None = None  # reported by GET /v1/models, as vLLM does
     failure: Literal["event", "drop"] = "event"
     # Servers differ: llama.cpp answers OpenAI's json_schema response_format with a 500 and
     # returns one choice whatever n asks for.
@@ -87,7 +88,10 @@ class FakeLLM(JsonPeer):
     def answer(self, method: str, path: str, payload: Any) -> tuple[int, Any]:
         if method == "GET":
             if path.endswith("/models"):
-                return 200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
+                model: dict[str, Any] = {"id": "fake-model", "object": "model"}
+                if self.max_model_len is not None:
+                    model["max_model_len"] = self.max_model_len
+                return 200, {"object": "list", "data": [model]}
             return 404, None
         response_format = payload.get("response_format") if isinstance(payload, dict) else None
         if (

@@ -23,7 +23,6 @@ from sentinel_runtime.answer import turn as answering
 from sentinel_runtime.answer.errors import (
     ContextWindowExceededError,
     InvalidRequestError,
-    UnprocessableRequestError,
 )
 from sentinel_runtime.answer.services import Services
 from sentinel_runtime.llm.messages import completion, message_text
@@ -60,6 +59,7 @@ async def run(
         session = tool_calls.governance_session(services, turn.session)
         tool_calls.add_fact_summary(services, session, body)
         # The summary counts: it goes upstream too.
+        await services.window.resolve()
         check_context_window(services, body, rag=turn.index_name is not None)
         if turn.stream:
             opened = await streaming.open_chat_stream(
@@ -95,21 +95,33 @@ def check_n(body: dict[str, Any]) -> None:
 
 
 def last_user_text(body: dict[str, Any]) -> str:
+    """The question: the last user message's text. A message other than the assistant's
+    without content, no user message (only roles a turn cannot answer from, such as
+    ``tool`` or ``function``), or a last user message without text is a 400, as on KAITO
+    and OpenAI: the request is malformed, not merely unanswerable."""
+    for number, message in enumerate(body["messages"]):
+        role = message.get("role")
+        if role != "assistant" and message.get("content") is None:
+            # KAITO's wording, which its clients match on.
+            raise InvalidRequestError(
+                f"Invalid request format: messages must contain 'content' for role '{role}'.",
+                param=f"messages.{number}.content",
+            )
     turns = [m for m in body["messages"] if m.get("role") == "user"]
     if not turns:
-        raise UnprocessableRequestError(
+        raise InvalidRequestError(
             "messages must contain at least one user message", param="messages"
         )
     text = message_text(turns[-1])
     if not text.strip():
-        raise UnprocessableRequestError("the last user message has no text", param="messages")
+        raise InvalidRequestError("the last user message has no text", param="messages")
     return text
 
 
 def check_context_window(services: Services, body: dict[str, Any], *, rag: bool) -> None:
     """Refuse messages that cannot fit the upstream's window. A RAG turn's history is trimmed
     to fit instead (oldest first): there only its system messages and question must fit."""
-    window = services.settings.LLM_CONTEXT_WINDOW
+    window = services.window.known
     if not window:
         return
     messages = body["messages"]

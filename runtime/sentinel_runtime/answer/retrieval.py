@@ -52,7 +52,7 @@ async def retrieve(
     result = await runner.retrieve(request, context)
     kept: Sequence[Hit] = result.bundle.kept if result.bundle is not None else ()
     if context_token_ratio is not None:
-        window = services.settings.LLM_CONTEXT_WINDOW or KAITO_DEFAULT_CONTEXT_WINDOW
+        window = await services.window.resolve() or KAITO_DEFAULT_CONTEXT_WINDOW
         kept = await anyio.to_thread.run_sync(
             within_budget, query, kept, context_token_ratio, window
         )

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sentinel_runtime.answer.context_window import ContextWindow
 from sentinel_runtime.demo import corpus
 from sentinel_runtime.governance import rulebase as governance_rulebase
 from sentinel_runtime.governance.service import Governance, RulebaseSnapshot
@@ -55,6 +56,14 @@ class Services:
     guards: GuardRegistry = field(default_factory=lambda: GuardRegistry(""))
     # The guard section's keys the environment sets (GUARD_*), under each policy's own.
     guard_defaults: dict[str, Any] = field(default_factory=dict)
+    # The upstream model's context window (LLM_CONTEXT_WINDOW, else its /v1/models).
+    window: ContextWindow = field(init=False)
+
+    def __post_init__(self) -> None:
+        upstream = self.generator if isinstance(self.generator, UpstreamGenerator) else None
+        self.window = ContextWindow(
+            self.settings.LLM_CONTEXT_WINDOW, upstream, self.settings.LLM_MODEL
+        )
 
     @property
     def chat(self) -> runner.ChatFn | None:

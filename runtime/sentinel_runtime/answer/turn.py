@@ -103,7 +103,7 @@ def context_for(
         store=store,
         chat=services.chat,
         generate=services.generate,
-        context_window=services.settings.LLM_CONTEXT_WINDOW,
+        context_window=services.window.known,
         guard=services.guards.for_config(config.guard),
     )
 

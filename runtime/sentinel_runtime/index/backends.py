@@ -140,6 +140,13 @@ class EmbeddedBackend:
         return True
 
     def restore(self, name: str, file: Path, overwrite: bool) -> IndexStore:
+        home = self._file(name)
+        with self._lock:
+            live = self._stores.get(name)
+        if live is not None and home is not None and file.resolve() == home.resolve():
+            # Its own file, which every change is saved to: the index already is what that
+            # file holds (a KAITO client loads from where it persisted, after a restart too).
+            return live
         if name in self._stores and not overwrite:
             raise IndexExistsError(f"index {name!r} exists; load with overwrite to replace it")
         store = IndexStore.load(
@@ -152,7 +159,6 @@ class EmbeddedBackend:
             self._stores[name] = store
         if previous is not None:
             previous.retire()
-        home = self._file(name)
         if home is not None and (not home.exists() or home.resolve() != file.resolve()):
             store.save(home)  # so that a restart serves what was loaded
         return store

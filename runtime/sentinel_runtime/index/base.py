@@ -14,8 +14,8 @@ both.
 
 from __future__ import annotations
 
+import hashlib
 import json
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -67,8 +67,8 @@ class Store(Protocol):
         ...
 
     def add(self, documents: Sequence[Document]) -> list[Document]:
-        """Index ``documents``; an empty doc_id gets a uuid4 hex, an existing one is
-        replaced (keeping its listing position). Bad input changes nothing."""
+        """Index ``documents``; an empty doc_id becomes ``content_doc_id`` of the text, an
+        existing one is replaced (keeping its listing position). Bad input changes nothing."""
         ...
 
     def update(
@@ -140,8 +140,14 @@ class StoreBackend(Protocol):
     def close(self) -> None: ...
 
 
+def content_doc_id(text: str) -> str:
+    """The id of a document indexed without one: the SHA-256 of its text (64 hex digits),
+    as KAITO derives it, so that indexing the same text again replaces it instead of adding
+    a copy."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def check_doc_id(number: int, doc_id: str, *, need_id: bool) -> str:
-    doc_id = doc_id or ("" if need_id else uuid.uuid4().hex)
     if not doc_id:
         raise ValueError(f"document {number} has no doc_id; updates need one")
     if len(doc_id) > MAX_DOC_ID_CHARS:
@@ -181,20 +187,33 @@ def same_metadata(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 def normalise(documents: Sequence[Document], *, need_id: bool) -> list[Document]:
     """Documents as a store keeps them, or a ValueError naming the first bad one:
     text required, valid Unicode (no lone surrogate, as doc_ids and metadata), ids unique in
-    the request and at most 512 characters (``need_id``:
-    updates must name theirs; else a missing id becomes a uuid4 hex), metadata JSON."""
-    seen: set[str] = set()
-    result = []
+    the request and at most 512 characters (``need_id``: updates must name theirs; else a
+    missing id is ``content_doc_id`` of the text), metadata JSON. The same text sent twice
+    without an id is one document (the later one's metadata), as it would be over two
+    requests."""
+    derived: dict[str, int] = {}  # content id -> its place in ``result``
+    named: set[str] = set()
+    result: list[Document] = []
     for number, doc in enumerate(documents):
         if not isinstance(doc.text, str) or not doc.text.strip():
-            named = f" ({doc.doc_id!r})" if doc.doc_id else ""
-            raise ValueError(f"document {number}{named} has no text (empty or whitespace only)")
-        doc_id = check_doc_id(number, doc.doc_id, need_id=need_id)
-        check_unicode(number, doc_id, doc.text)
-        if doc_id in seen:
+            label = f" ({doc.doc_id!r})" if doc.doc_id else ""
+            raise ValueError(f"document {number}{label} has no text (empty or whitespace only)")
+        check_unicode(number, doc.doc_id, doc.text)
+        auto = not doc.doc_id and not need_id
+        doc_id = (
+            content_doc_id(doc.text) if auto else check_doc_id(number, doc.doc_id, need_id=need_id)
+        )
+        if doc_id in named or (not auto and doc_id in derived):
             raise ValueError(f"doc_id {doc_id!r} appears twice in one request")
-        seen.add(doc_id)
-        result.append(Document(doc_id, doc.text, json_metadata(doc_id, doc.metadata)))
+        made = Document(doc_id, doc.text, json_metadata(doc_id, doc.metadata))
+        if auto and doc_id in derived:
+            result[derived[doc_id]] = made
+            continue
+        if auto:
+            derived[doc_id] = len(result)
+        else:
+            named.add(doc_id)
+        result.append(made)
     return result
 
 

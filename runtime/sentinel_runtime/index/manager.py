@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from sentinel_runtime.index import base, chunking, persistence
@@ -32,6 +32,9 @@ __all__ = [
 ]
 
 
+# KAITO's default persist directory (its DEFAULT_VECTOR_DB_PERSIST_DIR), relative to its working
+# directory: KAITO persists index NAME to ``storage/NAME`` unless told otherwise.
+KAITO_PERSIST_DIR = "storage"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 
 
@@ -145,13 +148,15 @@ class IndexManager:
 
     # -- files -----------------------------------------------------------------------------
 
-    def confine(self, path: str | None) -> Path:
+    def confine(self, path: str | None, name: str | None = None) -> Path:
         """The directory a client names, resolved; it must lie inside the persist directory
-        (relative paths are taken from there). No path means the persist directory."""
+        (relative paths are taken from there). No path means the persist directory, and so
+        does KAITO's default location of index ``name``, ``storage/<name>``: a KAITO client
+        that persists without a path and loads from there finds the same file."""
         if self.persist_dir is None:
             raise PathNotAllowedError("persistence is not configured: set VECTOR_DB_PERSIST_DIR")
         base_dir = self.persist_dir.resolve()
-        if not path:
+        if not path or (name is not None and kaito_default_location(path, name)):
             return base_dir
         resolved = (base_dir / Path(path).expanduser()).resolve()
         if resolved != base_dir and base_dir not in resolved.parents:
@@ -198,3 +203,10 @@ class IndexManager:
     def close(self) -> None:
         """Release the backend's connections (the embedder is closed by its owner)."""
         self.backend.close()
+
+
+def kaito_default_location(path: str, name: str) -> bool:
+    """Whether ``path`` is where KAITO persists index ``name`` by default: ``storage/<name>``
+    (``./storage/<name>/`` too)."""
+    parts = [part for part in PurePosixPath(path).parts if part != "."]
+    return parts == [KAITO_PERSIST_DIR, name]

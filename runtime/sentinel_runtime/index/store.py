@@ -170,7 +170,8 @@ class IndexStore:
             self._dense.add(np.concatenate(all_keys), np.concatenate(all_vectors))
 
     def add(self, documents: Sequence[Document]) -> list[Document]:
-        """Index ``documents``; an empty doc_id gets a uuid4 hex, an existing one is replaced."""
+        """Index ``documents``; an empty doc_id is the SHA-256 of the text
+        (``base.content_doc_id``), an existing one is replaced."""
         docs = base.normalise(documents, need_id=False)
         prepared = self._prepare(docs)
         with self._lock:

@@ -155,6 +155,21 @@ class UpstreamGenerator:
             raise self._fail(502, "bad_response", "LLM upstream returned no model list")
         return data
 
+    async def model_listing(self) -> dict[str, Any] | None:
+        """The model list as metadata (the context window it reports), or None when it
+        cannot be read. No upstream error is counted or logged: no client request failed."""
+        try:
+            status, content = await self._http.fetch("GET", self.models_url, None)
+        except (TimeoutError, aiohttp.ClientError):
+            return None
+        if status >= 400:
+            return None
+        try:
+            data = json.loads(content)
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+
     async def _request(self, method: str, url: str, payload: dict[str, Any] | None) -> Any:
         try:
             status, content = await self._http.fetch(method, url, payload)

@@ -8,7 +8,8 @@ object in the same body; a request that fails validation is a 400, as on KAITO.
 
 Paths given to ``/persist`` and ``/load`` must lie inside ``VECTOR_DB_PERSIST_DIR``
 (relative paths are taken from it); without it those endpoints answer 400. A client never
-makes the runtime read or write anywhere else (KAITO writes where the client says).
+makes the runtime read or write anywhere else (KAITO writes where the client says). KAITO's
+default location of an index, ``storage/<name>``, names the persist directory itself.
 
 Scoped keys (``api.scopes``): the write routes (``/index``, updating or deleting documents,
 deleting an index, ``/persist``, ``/load``) answer 403 for an index outside the key's write
@@ -275,7 +276,7 @@ async def persist_index(
     check_write(principal, name)
     indexes = services.indexes
     with _http_errors():
-        file = await run_in_threadpool(indexes.persist, name, indexes.confine(path))
+        file = await run_in_threadpool(indexes.persist, name, indexes.confine(path, name))
     return protocol.MessageResponse(message=f"Successfully persisted index {name} to {file}.")
 
 
@@ -290,7 +291,7 @@ async def load_index(
     check_write(principal, name)
     indexes = services.indexes
     with _http_errors():
-        directory = indexes.confine(path)
+        directory = indexes.confine(path, name)
         await run_in_threadpool(indexes.load, name, directory, overwrite)
     file = persistence.index_file(directory, name)
     return protocol.MessageResponse(message=f"Successfully loaded index {name} from {file}.")
