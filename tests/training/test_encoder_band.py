@@ -110,7 +110,7 @@ def test_look_alikes_cap_the_encoders_refusals_where_plain_benign_rows_do_not() 
     p = np.concatenate([linear, look_linear])
     q = np.concatenate([encoder, look_encoder])
     y = np.concatenate([labels, np.zeros(count, dtype=int)])
-    look = np.concatenate([np.zeros(labels.size, dtype=bool), np.ones(count, dtype=bool)])
+    look = [""] * labels.size + ["look-alikes"] * count
 
     def cascade_refuses_lookalikes(chosen: encoder_band.Candidate) -> float:
         inside = (look_linear >= chosen.low) & (look_linear < chosen.high)
@@ -134,7 +134,7 @@ def test_look_alikes_cap_the_encoders_refusals_where_plain_benign_rows_do_not() 
 
 def test_look_alikes_must_be_benign() -> None:
     linear, encoder, labels = scores(0.8)
-    look = labels == 1
+    look = ["harmful?" if label == 1 else "" for label in labels]
     with pytest.raises(ValueError, match="look-alike rows are benign"):
         encoder_band.choose(
             linear,
@@ -144,3 +144,40 @@ def test_look_alikes_must_be_benign() -> None:
             linear_ambiguous=LINEAR_AMBIGUOUS,
             lookalike=look,
         )
+
+
+def test_each_look_alike_source_is_capped_on_its_own() -> None:
+    """A small source the encoder gets wrong is not hidden by a large one it gets right."""
+    linear, encoder, labels = scores(0.8)
+    rng = np.random.default_rng(12)
+    large, small = 2000, 200
+    look_linear = rng.uniform(0.25, 0.65, large + small)
+    look_encoder = np.concatenate(
+        [np.full(large, 0.01), np.where(rng.random(small) < 0.5, 0.99, 0.01)]
+    )
+    names = ["big"] * large + ["small"] * small
+    p = np.concatenate([linear, look_linear])
+    q = np.concatenate([encoder, look_encoder])
+    y = np.concatenate([labels, np.zeros(large + small, dtype=int)])
+
+    def choice(groups: list[str]) -> encoder_band.Choice:
+        return encoder_band.choose(
+            p,
+            q,
+            y,
+            linear_refuse=LINEAR_REFUSE,
+            linear_ambiguous=LINEAR_AMBIGUOUS,
+            lookalike=[""] * labels.size + groups,
+        )
+
+    pooled, apart = choice(["one"] * (large + small)), choice(names)
+    small_rows = slice(large, large + small)
+
+    def small_refused(chosen: encoder_band.Candidate) -> float:
+        lin, enc = look_linear[small_rows], look_encoder[small_rows]
+        inside = (lin >= chosen.low) & (lin < chosen.high)
+        return float(((lin >= chosen.high) | (inside & (enc >= chosen.refuse))).mean())
+
+    allowed = apart.linear_only["refused_lookalike/small"]
+    assert small_refused(pooled.chosen) > allowed + 0.05
+    assert small_refused(apart.chosen) <= allowed + 1e-9

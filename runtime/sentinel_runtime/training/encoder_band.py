@@ -13,16 +13,16 @@ the same rows. ``refuse``: with the benign rows the linear model refuses above t
 cascade refuses no larger share of the benign rows than the linear model does, so it buys
 recall at the same over-refusal; and, given ``lookalike`` rows (benign look-alikes the
 linear model never trains on: the holdout halves of OR-Bench, CoCoNot's contrast set and our
-multilingual templates), no larger share of those either. The training sources' plain benign
-rows say little about look-alikes, which is where the encoder over-refused (README, "The
-built-in judge, second round"); look-alike rows count only towards that cap. ``ambiguous``:
-the highest threshold at which the cascade still restricts (or refuses) as large a share of
-the harmful rows as the linear model does, so it restricts fewer benign rows for the same
-recall (never more benign rows than the linear model, never above ``refuse``). Among bands
-on a fixed grid, the one chosen reaches ``GAIN_SHARE`` of the largest gain in harmful rows
-refused over the linear model alone with the fewest rows inside the band: wide enough for
-the encoder to fix errors, narrow enough that most prompts skip it (an encoder that gains
-nothing gets the narrowest band).
+multilingual templates), no larger share of any one of those sources either. The training
+sources' plain benign rows say little about look-alikes, which is where the encoder over-
+refused (README, "The built-in judge, second round"); look-alike rows count only towards
+that cap. ``ambiguous``: the highest threshold at which the cascade still restricts (or
+refuses) as large a share of the harmful rows as the linear model does, so it restricts
+fewer benign rows for the same recall (never more benign rows than the linear model, never
+above ``refuse``). Among bands on a fixed grid, the one chosen reaches ``GAIN_SHARE`` of the
+largest gain in harmful rows refused over the linear model alone with the fewest rows inside
+the band: wide enough for the encoder to fix errors, narrow enough that most prompts skip it
+(an encoder that gains nothing gets the narrowest band).
 """
 
 from __future__ import annotations
@@ -98,11 +98,15 @@ def evaluate(
     labels: np.ndarray,
     linear_only: dict[str, float],
     *,
-    lookalike: np.ndarray | None = None,
+    lookalike: dict[str, np.ndarray] | None = None,
 ) -> Candidate | None:
-    """The cascade with ``band``, its thresholds set against ``linear_only``'s shares."""
+    """The cascade with ``band``, its thresholds set against ``linear_only``'s shares;
+    ``lookalike``: each look-alike source's rows."""
     low, high = band
-    look = lookalike if lookalike is not None else np.zeros(labels.shape, dtype=bool)
+    groups = lookalike or {}
+    look = np.zeros(labels.shape, dtype=bool)
+    for rows in groups.values():
+        look |= rows
     benign, harmful = (labels == 0) & ~look, (labels == 1) & ~look
     inside = (linear >= low) & (linear < high)
     above = linear >= high
@@ -113,8 +117,8 @@ def evaluate(
             return None  # the linear model alone already refuses more above the band
         caps.append(cap)
     refuse = caps[0]
-    if look.any():
-        cap = _cap(linear_only["refused_lookalike"], look, inside, above, encoder)
+    for name, rows in groups.items():
+        cap = _cap(linear_only[f"refused_lookalike/{name}"], rows, inside, above, encoder)
         if cap is None:
             return None
         refuse = max(refuse, cap)
@@ -149,12 +153,14 @@ def choose(
     *,
     linear_refuse: float,
     linear_ambiguous: float,
-    lookalike: Sequence[bool] | None = None,
+    lookalike: Sequence[str] | None = None,
 ) -> Choice:
     """The band and the encoder's thresholds, from validation rows (see the module doc);
-    ``lookalike`` marks the benign look-alike rows."""
+    ``lookalike`` names each benign look-alike row's source ("" for the other rows): the
+    cap holds for each source."""
     p, q, y = (np.asarray(a, dtype=np.float64) for a in (linear, encoder, labels))
-    look = np.asarray(lookalike, dtype=bool) if lookalike is not None else np.zeros(len(y), bool)
+    names = np.asarray(lookalike if lookalike is not None else [""] * len(y), dtype=object)
+    look = names != ""
     if not (len(p) == len(q) == len(y) == len(look)):
         raise ValueError("choosing a band needs aligned scores of harmful and benign rows")
     if (y[look] != 0).any():
@@ -168,15 +174,19 @@ def choose(
         "restricted_harmful": float(((p >= linear_ambiguous) & harmful).sum() / harmful.sum()),
         "restricted_benign": float(((p >= linear_ambiguous) & benign).sum() / benign.sum()),
     }
-    if look.any():
+    groups = {str(name): names == name for name in sorted(set(names[look].tolist()))}
+    if groups:
         linear_only["refused_lookalike"] = float(((p >= linear_refuse) & look).sum() / look.sum())
+    for name, rows in groups.items():
+        refused = ((p >= linear_refuse) & rows).sum() / rows.sum()
+        linear_only[f"refused_lookalike/{name}"] = float(refused)
     lows = sorted({x for x in LOW_GRID if x < linear_ambiguous} | {linear_ambiguous})
     highs = sorted({x for x in HIGH_GRID if x > linear_refuse})
     curve = [
         found
         for low in lows
         for high in highs
-        if (found := evaluate((low, high), p, q, y, linear_only, lookalike=look)) is not None
+        if (found := evaluate((low, high), p, q, y, linear_only, lookalike=groups)) is not None
     ]
     if not curve:
         raise ValueError("no band keeps the false-positive rates on these rows")

@@ -44,7 +44,7 @@ def rows_digest(rows: Sequence[sources.TrainingRow]) -> str:
 @dataclass(frozen=True)
 class Validation:
     rows: tuple[sources.TrainingRow, ...]
-    lookalike: tuple[bool, ...]  # a benign row of a source the linear model never reads
+    lookalike: tuple[str, ...]  # the source of a benign row the linear model never reads, or ""
     readings: tuple[assess.Readings, ...]
     thresholds: dict[str, float]  # the linear model's, from its own sources
 
@@ -76,7 +76,7 @@ def validation(
     chosen = [*holdout, *lookalikes]
     return Validation(
         rows=tuple(chosen),
-        lookalike=tuple([False] * len(holdout) + [True] * len(lookalikes)),
+        lookalike=tuple([""] * len(holdout) + [sources.group_of(r.source) for r in lookalikes]),
         readings=tuple(assess.strongest_reading(r.text, provisional) for r in chosen),
         thresholds=thresholds,
     )
@@ -110,7 +110,7 @@ def summary(found: Validation, choice: encoder_band.Choice) -> dict[str, Any]:
     band = (choice.chosen.low, choice.chosen.high)
     return {
         **encoder_band.summary(choice),
-        "lookalike_rows": sum(found.lookalike),
+        "lookalike_rows": sum(bool(name) for name in found.lookalike),
         "reach_by_source": _reach_by_source(found.rows, found.linear, band),
     }
 
