@@ -11,6 +11,22 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 POLICY_MOUNT_PATH = "/etc/sentinel/guardrails/guardrails.yaml"
 # The endpoints LLM_INFERENCE_URL may end with (checked in this order).
 LLM_ENDPOINTS = ("/chat/completions", "/completions")
+# Admission (README "Under load"): sized for one vLLM/KAITO server, which batches up to 256
+# sequences at once by default (vLLM's max_num_seqs); turns beyond what it runs at once
+# would only queue there, out of sight, instead of here, counted and bounded.
+DEFAULT_MAX_INFLIGHT_TURNS = 256
+# Two connections a turn: a turn may hold a second upstream call (a guard model on the same
+# server, best-of-N candidates) while its first is open, and a pool that runs dry queues
+# calls inside aiohttp, where no metric sees them.
+DEFAULT_LLM_MAX_CONNECTIONS = 2 * DEFAULT_MAX_INFLIGHT_TURNS
+# A second: long enough to ride out a burst (at 250 answers a second a slot frees every
+# 4 ms), short enough that a shed client hears so at once, and a served answer waits at
+# most one second more than the model takes.
+DEFAULT_MAX_QUEUE_SECONDS = 1.0
+# Bounds that catch a unit mistake (milliseconds for seconds) before the pod starts.
+MAX_QUEUE_SECONDS_LIMIT = 60.0
+MAX_INFLIGHT_TURNS_LIMIT = 10_000
+LLM_MAX_CONNECTIONS_LIMIT = 20_000
 
 
 class Settings(BaseSettings):
@@ -44,6 +60,28 @@ class Settings(BaseSettings):
     )
     LLM_TIMEOUT_SECONDS: float = Field(
         default=60.0, gt=0, description="Total time allowed for one upstream call."
+    )
+    LLM_MAX_CONNECTIONS: int = Field(
+        default=DEFAULT_LLM_MAX_CONNECTIONS,
+        ge=1,
+        le=LLM_MAX_CONNECTIONS_LIMIT,
+        description="Connections to the upstream LLM held open at most; at least "
+        "MAX_INFLIGHT_TURNS, so an admitted turn never waits for one.",
+    )
+    MAX_INFLIGHT_TURNS: int = Field(
+        default=DEFAULT_MAX_INFLIGHT_TURNS,
+        ge=1,
+        le=MAX_INFLIGHT_TURNS_LIMIT,
+        description="Turns (chat, completions, /answer, /retrieve, /debug/retrieval) run at "
+        "once; a stream holds its turn until it ends. More wait up to MAX_QUEUE_SECONDS.",
+    )
+    MAX_QUEUE_SECONDS: float = Field(
+        default=DEFAULT_MAX_QUEUE_SECONDS,
+        ge=0,
+        le=MAX_QUEUE_SECONDS_LIMIT,
+        description="Longest a turn waits for a free slot before it is answered 503 with "
+        "Retry-After; the queue holds at most MAX_INFLIGHT_TURNS turns (more: 429 at once). "
+        "0: no queue.",
     )
     GUARD_URL: str = Field(
         default="",
@@ -148,6 +186,17 @@ class Settings(BaseSettings):
     def _remote_embedding_needs_url(self) -> Settings:
         if self.EMBEDDING_TYPE == "remote" and not self.EMBEDDING_URL.strip():
             raise ValueError("EMBEDDING_TYPE=remote needs EMBEDDING_URL")
+        return self
+
+    @model_validator(mode="after")
+    def _connections_cover_turns(self) -> Settings:
+        if self.LLM_MAX_CONNECTIONS < self.MAX_INFLIGHT_TURNS:
+            raise ValueError(
+                f"LLM_MAX_CONNECTIONS ({self.LLM_MAX_CONNECTIONS}) is below MAX_INFLIGHT_TURNS "
+                f"({self.MAX_INFLIGHT_TURNS}): admitted turns would wait for an upstream "
+                "connection in a queue nothing bounds or counts; raise LLM_MAX_CONNECTIONS or "
+                "lower MAX_INFLIGHT_TURNS"
+            )
         return self
 
     @model_validator(mode="after")

@@ -29,7 +29,12 @@ from sentinel_runtime.guardrails.engine import FAILURE_DETAIL, OutputGuardrailsE
 from sentinel_runtime.index.base import IndexNotFound
 from sentinel_runtime.llm.upstream import UpstreamError
 
-_ERROR_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_found_error"}
+_ERROR_TYPES = {
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_exceeded",
+}
 _PARAM_SOURCES = {"body", "query", "path", "header", "cookie"}
 _TYPE_TAGS = {"str", "int", "float", "bool", "none", "list", "dict", "constrained-str"}
 # The application layer's refusals: status, and OpenAI's ``code`` when it has one.
@@ -64,9 +69,11 @@ _DESCRIBED: dict[int | str, str] = {
     500: "An unexpected error; the connection stays usable.",
     # Declared so FastAPI does not describe a 422 list body that no route returns.
     "4XX": "Another refusal: 404 unknown resource, 409 state conflict, 422 a request the "
-    "domain cannot accept, 429 upstream rate limit (same body; some add fields).",
+    "domain cannot accept, 429 upstream rate limit or, on a turn, every slot and queue place "
+    "taken (with Retry-After; same body; some add fields).",
     "5XX": "502/504 the upstream model server failed or timed out; 503 no usable guardrails "
-    "policy or index store.",
+    "policy or index store, or, on a turn, no slot freed within MAX_QUEUE_SECONDS (with "
+    "Retry-After).",
 }
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": text} for status, text in _DESCRIBED.items()

@@ -1,8 +1,12 @@
 """Liveness, readiness and the Prometheus scrape endpoint.
 
 ``/ready`` is 503 only while guardrails are enabled and no policy is active. Its body also
-says what serves degraded: a failed policy reload (the previous policy keeps serving) and
-the indexes, loaded and quarantined at start (``index.backends``).
+says what serves degraded: a failed policy reload (the previous policy keeps serving), the
+indexes, loaded and quarantined at start (``index.backends``), and admission (turns in flight
+and queued against their bounds). A saturated replica stays ready: Kubernetes would take it
+out of the Service, its load would fall on the others, saturate them in turn, and with every
+replica out the Service answers nothing at all; shedding with 429/503 and Retry-After is how
+it says "not now" (README "Under load").
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ async def ready(services: ServicesDep) -> JSONResponse:
         # Still ready: the previous policy serves, but the file on disk is not it.
         body["guardrails"] = {**body["guardrails"], "reloadFailed": failure.describe()}
     body["indexes"] = await run_in_threadpool(_indexes, services)
+    body["admission"] = services.admission.saturation().describe()
     return JSONResponse(body, status_code=200 if state.ready else 503)
 
 
