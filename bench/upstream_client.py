@@ -87,7 +87,7 @@ def run(quick: bool = False, *, requests: int = 3200, rounds: int = 3) -> str:
     if quick:
         requests, rounds = 640, 1
     with tempfile.TemporaryDirectory() as tmp:
-        echo = http_load._start_echo(Path(tmp), "echo")
+        echo = http_load.start_echo(Path(tmp), "echo")
         url = f"{echo.base_url}/v1/chat/completions"
         try:
             measured: dict[tuple[str, int], list[tuple[float, float]]] = {}

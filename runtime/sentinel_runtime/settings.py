@@ -11,17 +11,21 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 POLICY_MOUNT_PATH = "/etc/sentinel/guardrails/guardrails.yaml"
 # The endpoints LLM_INFERENCE_URL may end with (checked in this order).
 LLM_ENDPOINTS = ("/chat/completions", "/completions")
-# Admission (README "Under load"): sized for one vLLM/KAITO server, which batches up to 256
-# sequences at once by default (vLLM's max_num_seqs); turns beyond what it runs at once
-# would only queue there, out of sight, instead of here, counted and bounded.
-DEFAULT_MAX_INFLIGHT_TURNS = 256
+# Admission (README "Under load", which gives the reasoning). A turn holds its slot for the
+# model's whole answer, so turns in flight = turns a second x seconds an answer takes. One
+# runtime process does 300-450 turns a second of its own work (bench/http_load.py,
+# bench/overload.py); at 1 s answers that is that many in flight, so the cap must not be
+# below it or it, not the CPU, limits the replica. A vLLM/KAITO server batches 256 sequences
+# (1024 on 80 GB GPUs with vLLM's V1 engine) and queues the rest itself: 512 keeps its batch
+# full from one replica without hiding an unbounded queue there.
+DEFAULT_MAX_INFLIGHT_TURNS = 512
 # Two connections a turn: a turn may hold a second upstream call (a guard model on the same
 # server, best-of-N candidates) while its first is open, and a pool that runs dry queues
 # calls inside aiohttp, where no metric sees them.
 DEFAULT_LLM_MAX_CONNECTIONS = 2 * DEFAULT_MAX_INFLIGHT_TURNS
-# A second: long enough to ride out a burst (at 250 answers a second a slot frees every
-# 4 ms), short enough that a shed client hears so at once, and a served answer waits at
-# most one second more than the model takes.
+# A second: long enough to ride out a burst (at 400 answers a second a slot frees every
+# 2.5 ms), short enough that a shed client hears so within a second, and a served answer
+# waits at most one second more than the model takes.
 DEFAULT_MAX_QUEUE_SECONDS = 1.0
 # Bounds that catch a unit mistake (milliseconds for seconds) before the pod starts.
 MAX_QUEUE_SECONDS_LIMIT = 60.0
