@@ -19,10 +19,11 @@ LLM_ENDPOINTS = ("/chat/completions", "/completions")
 # (1024 on 80 GB GPUs with vLLM's V1 engine) and queues the rest itself: 512 keeps its batch
 # full from one replica without hiding an unbounded queue there.
 DEFAULT_MAX_INFLIGHT_TURNS = 512
-# Two connections a turn: a turn may hold a second upstream call (a guard model on the same
-# server, best-of-N candidates) while its first is open, and a pool that runs dry queues
-# calls inside aiohttp, where no metric sees them.
-DEFAULT_LLM_MAX_CONNECTIONS = 2 * DEFAULT_MAX_INFLIGHT_TURNS
+# Unset, LLM_MAX_CONNECTIONS is two connections a turn: a turn may hold a second upstream
+# call (a guard model on the same server, best-of-N candidates) while its first is open, and
+# a pool that runs dry queues calls inside aiohttp, where no metric sees them.
+CONNECTIONS_PER_TURN = 2
+DEFAULT_LLM_MAX_CONNECTIONS = CONNECTIONS_PER_TURN * DEFAULT_MAX_INFLIGHT_TURNS
 # A second: long enough to ride out a burst (at 400 answers a second a slot frees every
 # 2.5 ms), short enough that a shed client hears so within a second, and a served answer
 # waits at most one second more than the model takes.
@@ -31,6 +32,18 @@ DEFAULT_MAX_QUEUE_SECONDS = 1.0
 MAX_QUEUE_SECONDS_LIMIT = 60.0
 MAX_INFLIGHT_TURNS_LIMIT = 10_000
 LLM_MAX_CONNECTIONS_LIMIT = 20_000
+
+
+def connections_problem(connections: int, turns: int) -> str | None:
+    """Why ``LLM_MAX_CONNECTIONS`` cannot serve ``MAX_INFLIGHT_TURNS`` (None: it can; 0 is
+    the default, twice the turns). The operator checks a RAGEngine's spec with it too."""
+    if connections and connections < turns:
+        return (
+            f"LLM_MAX_CONNECTIONS ({connections}) is below MAX_INFLIGHT_TURNS ({turns}): "
+            "admitted turns would wait for an upstream connection in a queue nothing bounds "
+            "or counts; raise LLM_MAX_CONNECTIONS or lower MAX_INFLIGHT_TURNS"
+        )
+    return None
 
 
 class Settings(BaseSettings):
@@ -66,11 +79,12 @@ class Settings(BaseSettings):
         default=60.0, gt=0, description="Total time allowed for one upstream call."
     )
     LLM_MAX_CONNECTIONS: int = Field(
-        default=DEFAULT_LLM_MAX_CONNECTIONS,
-        ge=1,
+        default=0,
+        ge=0,
         le=LLM_MAX_CONNECTIONS_LIMIT,
-        description="Connections to the upstream LLM held open at most; at least "
-        "MAX_INFLIGHT_TURNS, so an admitted turn never waits for one.",
+        description="Connections to the upstream LLM (and to a guard server) held open at "
+        "most; at least MAX_INFLIGHT_TURNS, so an admitted turn never waits for one. 0: twice "
+        "MAX_INFLIGHT_TURNS.",
     )
     MAX_INFLIGHT_TURNS: int = Field(
         default=DEFAULT_MAX_INFLIGHT_TURNS,
@@ -194,14 +208,14 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _connections_cover_turns(self) -> Settings:
-        if self.LLM_MAX_CONNECTIONS < self.MAX_INFLIGHT_TURNS:
-            raise ValueError(
-                f"LLM_MAX_CONNECTIONS ({self.LLM_MAX_CONNECTIONS}) is below MAX_INFLIGHT_TURNS "
-                f"({self.MAX_INFLIGHT_TURNS}): admitted turns would wait for an upstream "
-                "connection in a queue nothing bounds or counts; raise LLM_MAX_CONNECTIONS or "
-                "lower MAX_INFLIGHT_TURNS"
-            )
+        problem = connections_problem(self.LLM_MAX_CONNECTIONS, self.MAX_INFLIGHT_TURNS)
+        if problem is not None:
+            raise ValueError(problem)
         return self
+
+    def upstream_connections(self) -> int:
+        """``LLM_MAX_CONNECTIONS``, or twice ``MAX_INFLIGHT_TURNS`` when it is 0."""
+        return self.LLM_MAX_CONNECTIONS or CONNECTIONS_PER_TURN * self.MAX_INFLIGHT_TURNS
 
     @model_validator(mode="after")
     def _milvus_needs_url(self) -> Settings:

@@ -29,7 +29,7 @@ def admission(slots: int, queue_seconds: float, fake: FakeLLM) -> dict[str, obje
     return {
         "LLM_INFERENCE_URL": fake.base_url,
         "MAX_INFLIGHT_TURNS": slots,
-        "LLM_MAX_CONNECTIONS": slots,
+        "LLM_MAX_CONNECTIONS": slots,  # as few as allowed: none to spare
         "MAX_QUEUE_SECONDS": queue_seconds,
         "DEMO_CORPUS": False,
     }

@@ -11,8 +11,13 @@ from sentinel_runtime.settings import Settings
 
 def test_defaults_give_every_admitted_turn_an_upstream_connection() -> None:
     settings = Settings()
-    assert settings.LLM_MAX_CONNECTIONS >= settings.MAX_INFLIGHT_TURNS
+    assert settings.upstream_connections() == 2 * settings.MAX_INFLIGHT_TURNS
     assert 0 < settings.MAX_QUEUE_SECONDS <= 5
+
+
+def test_more_turns_alone_bring_their_connections(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAX_INFLIGHT_TURNS", "3000")
+    assert Settings().upstream_connections() == 6000
 
 
 @pytest.mark.parametrize(

@@ -88,7 +88,7 @@ def _generator(settings: Settings) -> Generator:
         access_secret=settings.LLM_ACCESS_SECRET,
         model=settings.LLM_MODEL,
         timeout=settings.LLM_TIMEOUT_SECONDS,
-        max_connections=settings.LLM_MAX_CONNECTIONS,
+        max_connections=settings.upstream_connections(),
     )
 
 
@@ -223,7 +223,7 @@ def build_services(settings: Settings) -> Services:
         ),
         reloader=_reloader(settings, state),
         guards=GuardRegistry(
-            settings.GUARD_ACCESS_SECRET, max_connections=settings.LLM_MAX_CONNECTIONS
+            settings.GUARD_ACCESS_SECRET, max_connections=settings.upstream_connections()
         ),
         guard_defaults=guard_config.environment_defaults(settings.guard_environment()),
     )
