@@ -90,7 +90,10 @@ def test_beyond_capacity_turns_are_shed_at_once_with_retry_after(slow_llm: FakeL
             assert "within 1 s" in response.json()["detail"]
         assert runtime.counted("rag_turns_shed_total", route=CHAT, reason="queue_full") == 2
         assert runtime.counted("rag_turns_shed_total", route=CHAT, reason="queue_timeout") == 2
-        assert runtime.counted("rag_turn_queue_wait_seconds_count") == 4  # 2 served, 2 timed out
+        assert runtime.counted("rag_turn_queue_wait_seconds_count") == 2  # the admitted
+        for status in ("429", "503"):  # counted under their route, not "other"
+            labels = {"route": CHAT, "method": "POST", "status": status}
+            assert runtime.counted("rag_http_requests_total", **labels) == 2
         assert runtime.metric("rag_turns_in_flight") == 0
         assert runtime.metric("rag_turns_queued") == 0
         assert runtime.metric("rag_turns_max_in_flight") == 2

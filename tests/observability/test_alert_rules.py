@@ -19,6 +19,7 @@ NEEDED = {
     "SentinelEngineNotReady",
     "SentinelLLMUpstreamErrors",
     "SentinelHighServerErrorRatio",
+    "SentinelTurnsShed",
     "SentinelOperatorReconcileErrors",
 }
 

@@ -118,7 +118,6 @@ class AdmissionController:
                 await waiter
         except TimeoutError:
             if not _granted(waiter):
-                metrics.TURN_QUEUE_WAIT.observe(time.monotonic() - started)
                 raise self._shed(
                     route,
                     "queue_timeout",

@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sentinel_runtime.answer.admission import ShedError
 from sentinel_runtime.api import errors
+from sentinel_runtime.api.request_metrics import SHED_ROUTE
 
 # (method, path) of every route that runs a turn; tests/api check each is a route of the app.
 ADMITTED_ROUTES = frozenset(
@@ -48,6 +49,7 @@ class AdmissionGate:
         try:
             slot = await controller.admit(scope["path"])
         except ShedError as shed:
+            scope[SHED_ROUTE] = scope["path"]  # counted under its route, not "other"
             await shed_response(shed)(scope, receive, send)
             return
         try:

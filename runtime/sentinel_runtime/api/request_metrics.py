@@ -4,7 +4,9 @@ The label is the template of the route the app's router chose (``/indexes/{name}
 from the ASGI scope after routing), so a path parameter never becomes a label value and the
 number of series stays bounded by the routes the app declares. A request that reached no
 route (an unknown path, or one the request guard rejected before routing: 400, 401, 413)
-is ``other``; so is a method outside the standard ones.
+is ``other``; so is a method outside the standard ones. A turn admission control shed before
+routing (429, 503) is counted under its route: the gate names it in the scope
+(:data:`SHED_ROUTE`), and every admitted route is a template without parameters.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sentinel_runtime.observability import metrics
 
 UNMATCHED = "other"
+# An ASGI scope extension key: the route of a turn shed before routing (api.admission_gate).
+SHED_ROUTE = "sentinel.shed_route"
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
 def route_template(scope: Scope) -> str:
     """The path template of the route that served ``scope``, or ``other``."""
-    path = getattr(scope.get("route"), "path", None)
+    path = getattr(scope.get("route"), "path", None) or scope.get(SHED_ROUTE)
     return path if isinstance(path, str) and path else UNMATCHED
 
 

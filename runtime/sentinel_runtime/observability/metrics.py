@@ -95,8 +95,8 @@ TURNS_MAX_IN_FLIGHT = Gauge(
 )
 TURN_QUEUE_WAIT = Histogram(
     "rag_turn_queue_wait_seconds",
-    "Time admitted turns waited for a slot (0 when one was free), and shed ones before "
-    "queue_timeout.",
+    "Time each admitted turn waited for a slot (0 when one was free); its count is the "
+    "turns admitted.",
     buckets=(0.0, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
 )
 TURNS_SHED = Counter(
