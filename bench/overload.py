@@ -342,9 +342,8 @@ def overload_report(
     *,
     connections: int,
     rss: tuple[float, float],
-    cpu: dict[str, tuple[float, float]],
+    usage: dict[str, Usage],
 ) -> tuple[str, list[str]]:
-    """``cpu``: per run, the runtime's and its upstream's CPU seconds."""
     rss_before, rss_after = rss
     non_2xx = overload.non_2xx()
     shed_text = ", ".join(
@@ -362,7 +361,7 @@ def overload_report(
             str(baseline.timeouts),
             ", ".join(f"{s}: {n} ({r} RA)" for s, (n, r) in baseline.non_2xx().items()) or "0",
             "-",
-            *_cpu(baseline, *cpu["a"]),
+            *_cpu(baseline, usage["a"]),
         ],
         [
             f"(b) {connections} conn, {UPSTREAM_SECONDS:g} s upstream",
@@ -373,7 +372,7 @@ def overload_report(
             str(overload.timeouts),
             shed_text or "0",
             f"{rss_before:.0f} -> {rss_after:.0f}",
-            *_cpu(overload, *cpu["b"]),
+            *_cpu(overload, usage["b"]),
         ],
     ]
     header = [
@@ -386,7 +385,9 @@ def overload_report(
         "non-2xx (with Retry-After)",
         "RSS MB",
         "runtime cores",
+        "runtime CPU wait",
         "runtime CPU ms/served",
+        "in flight / queued",
         "upstream cores",
         "client cores",
     ]
@@ -415,7 +416,9 @@ def overload_report(
             f"target <= {P99_OVER_UPSTREAM_TARGET:g}x",
         ),
         "runtime CPU ms/served: all the runtime's CPU (shed requests included) over the "
-        "requests it served; cores: CPU seconds per second of the run",
+        "requests it served; cores: CPU seconds per second of the run; CPU wait: seconds per "
+        "second its threads were runnable but had no CPU (/proc schedstat); in flight / "
+        "queued: means of /ready's admission, sampled once a second",
     ]
     title = (
         f"POST /v1/chat/completions, default policy, admission at its defaults; (b) "
@@ -424,26 +427,56 @@ def overload_report(
     return table(title, header, rows), verdicts
 
 
-def _cpu(outcome: Outcome, runtime_s: float, upstream_s: float) -> list[str]:
-    served = outcome.served or 1
+def _cpu(outcome: Outcome, usage: Usage) -> list[str]:
+    served, seconds = outcome.served or 1, outcome.seconds
+
+    def mean(values: list[int]) -> str:
+        return f"{statistics.mean(values):.0f}" if values else "-"
+
     return [
-        f"{runtime_s / outcome.seconds:.2f}",
-        f"{runtime_s / served * 1000:.2f}",
-        f"{upstream_s / outcome.seconds:.2f}",
-        f"{outcome.cpu_seconds / outcome.seconds:.2f}",
+        f"{usage.runtime_cpu_s / seconds:.2f}",
+        f"{usage.runtime_wait_s / seconds:.2f}",
+        f"{usage.runtime_cpu_s / served * 1000:.2f}",
+        f"{mean(usage.in_flight)} / {mean(usage.queued)}",
+        f"{usage.upstream_cpu_s / seconds:.2f}",
+        f"{outcome.cpu_seconds / seconds:.2f}",
     ]
+
+
+@dataclass
+class Usage:
+    """What the runtime and its upstream did during one load run."""
+
+    runtime_cpu_s: float
+    upstream_cpu_s: float
+    runtime_wait_s: float  # the runtime's threads runnable but waiting for a CPU
+    in_flight: list[int] = field(default_factory=list)  # /ready's admission, once a second
+    queued: list[int] = field(default_factory=list)
 
 
 def measured(
     server: http_load.Server, connections: int, seconds: float, root: Path
-) -> tuple[Outcome, tuple[float, float]]:
-    """One load run, and the CPU seconds the runtime and its upstream spent meanwhile."""
+) -> tuple[Outcome, Usage]:
+    """One load run, the CPU the runtime and its upstream spent meanwhile, and the runtime's
+    turns in flight and queued sampled from /ready."""
     assert server.upstream is not None
     pids = (server.process.pid, server.upstream.process.pid)
     before = [http_load.cpu_seconds(pid) for pid in pids]
-    outcome = load(server, connections, seconds, root)
+    wait_before = http_load.run_queue_wait_seconds(pids[0])
+    usage = Usage(0.0, 0.0, 0.0)
+    client = run_client(server, connections, seconds, root)
+    started = time.monotonic()
+    time.sleep(1.0)
+    while client.process.poll() is None and time.monotonic() - started < seconds - 0.5:
+        admission = httpx.get(f"{server.base_url}/ready", timeout=10).json()["admission"]
+        usage.in_flight.append(admission["inFlight"])
+        usage.queued.append(admission["queued"])
+        time.sleep(1.0)
+    outcome = client.finish()
     after = [http_load.cpu_seconds(pid) for pid in pids]
-    return outcome, (after[0] - before[0], after[1] - before[1])
+    usage.runtime_cpu_s, usage.upstream_cpu_s = after[0] - before[0], after[1] - before[1]
+    usage.runtime_wait_s = http_load.run_queue_wait_seconds(pids[0]) - wait_before
+    return outcome, usage
 
 
 def soak(server: http_load.Server, connections: int, seconds: float, root: Path) -> list[str]:
@@ -514,17 +547,17 @@ def run(
             fast, slow = running["fast"], running["slow"]
             lines += [f"check: {check(fast)}", f"check: {check(slow)}"]
             load(fast, BASELINE_CONNECTIONS, WARMUP_SECONDS, root)
-            baseline, cpu_a = measured(fast, BASELINE_CONNECTIONS, BASELINE_SECONDS, root)
+            baseline, usage_a = measured(fast, BASELINE_CONNECTIONS, BASELINE_SECONDS, root)
             load(slow, BASELINE_CONNECTIONS, WARMUP_SECONDS, root)
             rss_before = rss_mb(slow.process.pid)
-            overload, cpu_b = measured(slow, connections, seconds, root)
+            overload, usage_b = measured(slow, connections, seconds, root)
             rss_after = rss_mb(slow.process.pid)
             text, verdicts = overload_report(
                 baseline,
                 overload,
                 connections=connections,
                 rss=(rss_before, rss_after),
-                cpu={"a": cpu_a, "b": cpu_b},
+                usage={"a": usage_a, "b": usage_b},
             )
             lines += ["", text, *verdicts]
             if soak_seconds:
