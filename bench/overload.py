@@ -131,8 +131,13 @@ def start_sentinel(root: Path, name: str, upstream: http_load.Server) -> http_lo
         "OUTPUT_GUARDRAILS_ENABLED": "true",
         "LOG_LEVEL": "WARNING",
     }
-    runtime = start_runtime(directory, env)
-    return http_load.Server(name, runtime.process, runtime.base_url, runtime.log_path, upstream)
+    # Started through http_load's gc hook, so each run can say what garbage collection took.
+    gc_log = directory / "gc.log"
+    env["SENTINEL_BENCH_GC_LOG"] = str(gc_log)
+    runtime = start_runtime(directory, env, command=(sys.executable, "-c", http_load.GC_WATCH))
+    return http_load.Server(
+        name, runtime.process, runtime.base_url, runtime.log_path, upstream, gc_log
+    )
 
 
 @contextmanager
@@ -345,6 +350,7 @@ def overload_report(
     usage: dict[str, Usage],
 ) -> tuple[str, list[str]]:
     rss_before, rss_after = rss
+    b = usage["b"]
     non_2xx = overload.non_2xx()
     shed_text = ", ".join(
         f"{status}: {n} ({retry} with Retry-After)" for status, (n, retry) in non_2xx.items()
@@ -388,6 +394,7 @@ def overload_report(
         "runtime CPU wait",
         "runtime CPU ms/served",
         "in flight / queued",
+        "GC gen 0/1/2 % of time",
         "upstream cores",
         "client cores",
     ]
@@ -418,7 +425,10 @@ def overload_report(
         "runtime CPU ms/served: all the runtime's CPU (shed requests included) over the "
         "requests it served; cores: CPU seconds per second of the run; CPU wait: seconds per "
         "second its threads were runnable but had no CPU (/proc schedstat); in flight / "
-        "queued: means of /ready's admission, sampled once a second",
+        "queued: means of /ready's admission, sampled once a second; GC: the share of the run "
+        "the runtime spent in collections of each generation",
+        "(b) in flight/queued, sampled: "
+        + " ".join(f"{n}/{q}" for n, q in zip(b.in_flight, b.queued, strict=True)),
     ]
     title = (
         f"POST /v1/chat/completions, default policy, admission at its defaults; (b) "
@@ -438,6 +448,7 @@ def _cpu(outcome: Outcome, usage: Usage) -> list[str]:
         f"{usage.runtime_wait_s / seconds:.2f}",
         f"{usage.runtime_cpu_s / served * 1000:.2f}",
         f"{mean(usage.in_flight)} / {mean(usage.queued)}",
+        " / ".join(f"{sum(usage.gc.get(g, [])) / seconds / 10:.1f}" for g in (0, 1, 2)),
         f"{usage.upstream_cpu_s / seconds:.2f}",
         f"{outcome.cpu_seconds / seconds:.2f}",
     ]
@@ -450,7 +461,10 @@ class Usage:
     runtime_cpu_s: float
     upstream_cpu_s: float
     runtime_wait_s: float  # the runtime's threads runnable but waiting for a CPU
-    in_flight: list[int] = field(default_factory=list)  # /ready's admission, once a second
+    gc: dict[int, list[float]] = field(default_factory=dict)  # generation -> pauses (ms)
+    # /ready's admission about once a second (a /ready waits its turn in a busy event loop
+    # too; the first samples fall before the client process has started its connections).
+    in_flight: list[int] = field(default_factory=list)
     queued: list[int] = field(default_factory=list)
 
 
@@ -467,6 +481,7 @@ def measured(
     client = run_client(server, connections, seconds, root)
     started = time.monotonic()
     time.sleep(1.0)
+    began = started
     while client.process.poll() is None and time.monotonic() - started < seconds - 0.5:
         admission = httpx.get(f"{server.base_url}/ready", timeout=10).json()["admission"]
         usage.in_flight.append(admission["inFlight"])
@@ -476,6 +491,7 @@ def measured(
     after = [http_load.cpu_seconds(pid) for pid in pids]
     usage.runtime_cpu_s, usage.upstream_cpu_s = after[0] - before[0], after[1] - before[1]
     usage.runtime_wait_s = http_load.run_queue_wait_seconds(pids[0]) - wait_before
+    usage.gc = server.collections(began, time.monotonic())
     return outcome, usage
 
 

@@ -13,7 +13,7 @@ POLICY_MOUNT_PATH = "/etc/sentinel/guardrails/guardrails.yaml"
 LLM_ENDPOINTS = ("/chat/completions", "/completions")
 # Admission (README "Under load", which gives the reasoning). A turn holds its slot for the
 # model's whole answer, so turns in flight = turns a second x seconds an answer takes. One
-# runtime process does 300-450 turns a second of its own work (bench/http_load.py,
+# runtime process does 300-500 turns a second of its own work (bench/http_load.py,
 # bench/overload.py); at 1 s answers that is that many in flight, so the cap must not be
 # below it or it, not the CPU, limits the replica. A vLLM/KAITO server batches 256 sequences
 # (1024 on 80 GB GPUs with vLLM's V1 engine) and queues the rest itself: 512 keeps its batch
