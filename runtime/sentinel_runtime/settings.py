@@ -13,11 +13,11 @@ POLICY_MOUNT_PATH = "/etc/sentinel/guardrails/guardrails.yaml"
 LLM_ENDPOINTS = ("/chat/completions", "/completions")
 # Admission (README "Under load", which gives the reasoning). A turn holds its slot for the
 # model's whole answer, so turns in flight = turns a second x seconds an answer takes. One
-# runtime process does 300-500 turns a second of its own work (bench/http_load.py,
-# bench/overload.py); at 1 s answers that is that many in flight, so the cap must not be
-# below it or it, not the CPU, limits the replica. A vLLM/KAITO server batches 256 sequences
-# (1024 on 80 GB GPUs with vLLM's V1 engine) and queues the rest itself: 512 keeps its batch
-# full from one replica without hiding an unbounded queue there.
+# runtime process does 430-730 turns a second of its own work (bench/overload.py), but a turn
+# costs more CPU with hundreds open at once (1.4 ms among 32, 1.9 ms at 512, 2.6 ms at 800),
+# so past about 512 more slots only lengthen every turn. A vLLM/KAITO server batches 256
+# sequences (1024 on 80 GB GPUs with vLLM's V1 engine) and queues the rest itself: 512 keeps
+# its batch full from one replica without hiding an unbounded queue there.
 DEFAULT_MAX_INFLIGHT_TURNS = 512
 # Unset, LLM_MAX_CONNECTIONS is two connections a turn: a turn may hold a second upstream
 # call (a guard model on the same server, best-of-N candidates) while its first is open, and
