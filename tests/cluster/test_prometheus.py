@@ -7,7 +7,8 @@ Processes: runtime A (demo corpus, a policy in a ConfigMap-like directory with r
 and fail-closed scanners, hot reload on; RUNTIME_API_KEY and a keys file with a key limited
 to one request a minute, later broken by an edit), runtime B (guardrails off, its LLM
 upstream a fake OpenAI-protocol server answering HTTP 500, a fake guard model judging every
-request, failing every other call), runtime C (guardrails on, no policy file), the
+request, failing every other call, and running one turn at a time with no queue, so a second
+concurrent turn is shed), runtime C (guardrails on, no policy file), the
 operator watching one fresh namespace with two RAGEngines in it (pods never run here, so one
 engine stays not Ready; the other's name is no valid Service name, so its reconciles fail),
 and Prometheus scraping all four every second with the alert rules loaded.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -131,6 +133,13 @@ def _round_on_a(a: RuntimeProcess) -> None:
 
 
 def _round_on_b_and_c(b: RuntimeProcess, c: RuntimeProcess, guard: FakeGuard) -> None:
+    # B runs one turn at a time with no queue: while a guard call holds the first turn, the
+    # second is shed at once (429 queue_full), for the admission panels and alert.
+    guard.status, guard.delay = 200, 0.5
+    with ThreadPoolExecutor(2) as pool:
+        statuses = sorted(pool.map(lambda _: _chat(b, "hello").status_code, range(2)))
+    guard.delay = 0.0
+    assert statuses == [429, 502], statuses
     for turn in range(4):
         guard.status = 503 if turn % 2 else 200  # every other guard call fails
         assert _chat(b, "hello").status_code == 502  # the upstream answered HTTP 500
@@ -212,7 +221,8 @@ def _start_runtimes(
     stack.callback(guard.stop)
     # B asks a guard model about every request (the dashboard's guard row).
     b_env = {"LLM_INFERENCE_URL": upstream.base_url, "GUARD_URL": guard.base_url}
-    b = start_runtime(tmp_path, {**b_env, "GUARD_MODE": "always"}, ("--no-guardrails", "--no-demo"))
+    b_env |= {"GUARD_MODE": "always", "MAX_INFLIGHT_TURNS": "1", "MAX_QUEUE_SECONDS": "0"}
+    b = start_runtime(tmp_path, b_env, ("--no-guardrails", "--no-demo"))
     stack.callback(b.stop)
     (tmp_path / "absent").mkdir()
     missing = str(tmp_path / "absent" / "guardrails.yaml")
