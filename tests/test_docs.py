@@ -1,15 +1,17 @@
-"""The README documents what the code defines: every env var, metric and log event."""
+"""The documentation documents what the code defines, each on the page a reader looks for it:
+every env var, pipeline setting, RAGEngine field and operator variable in the configuration
+reference, every metric and log event in observability."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from prometheus_client.metrics import MetricWrapperBase
 
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.settings import Settings
+from support.docs_site import page, section
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+CONFIGURATION = page("configuration.md")
+OBSERVABILITY = page("observability.md")
 
 
 def _metric_names() -> list[str]:
@@ -22,31 +24,33 @@ def _metric_names() -> list[str]:
 
 
 def test_every_env_var_is_documented() -> None:
-    missing = [name for name in Settings.model_fields if f"`{name}`" not in README]
+    table = section(CONFIGURATION, "## Environment variables")
+    missing = [name for name in Settings.model_fields if f"| `{name}` |" not in table]
     assert not missing
 
 
 def test_every_metric_is_documented() -> None:
     names = _metric_names()
     assert len(names) >= 13
-    missing = [name for name in names if f"`{name}`" not in README]
+    missing = [name for name in names if f"`{name}`" not in OBSERVABILITY]
     assert not missing
 
 
 def test_every_log_event_is_documented() -> None:
     names = [v for k, v in vars(events).items() if k.isupper() and isinstance(v, str)]
-    missing = [name for name in names if f"`{name}`" not in README]
+    missing = [name for name in names if f"`{name}`" not in OBSERVABILITY]
     assert not missing
 
 
 def test_every_pipeline_setting_is_documented() -> None:
     from sentinel_runtime.pipeline import config
 
+    settings = section(CONFIGURATION, "## Pipeline settings in `guardrails.yaml`")
     missing = [
         f"{section}.{info.alias or name}"
         for section, model in config.SECTION_MODELS.items()
         for name, info in model.model_fields.items()
-        if f"`{info.alias or name}`" not in README
+        if f"`{info.alias or name}`" not in settings
     ]
     assert not missing
 
@@ -65,10 +69,11 @@ def test_every_ragengine_field_is_documented() -> None:
     schema = crd.crd_manifest()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     spec_fields = _field_paths(schema["properties"]["spec"], "spec")
     assert len(spec_fields) >= 25
-    missing = [path for path in spec_fields if f"| `{path}` |" not in README]
+    fields = section(CONFIGURATION, "## RAGEngine fields")
+    missing = [path for path in spec_fields if f"| `{path}` |" not in fields]
     assert not missing
     status = [
-        name for name in schema["properties"]["status"]["properties"] if f"`{name}`" not in README
+        name for name in schema["properties"]["status"]["properties"] if f"`{name}`" not in fields
     ]
     assert not status
 
@@ -76,5 +81,6 @@ def test_every_ragengine_field_is_documented() -> None:
 def test_every_operator_env_var_is_documented() -> None:
     from sentinel_operator.config import OperatorSettings
 
-    missing = [name for name in OperatorSettings.model_fields if f"| `{name}` |" not in README]
+    table = section(CONFIGURATION, "## Operator environment variables")
+    missing = [name for name in OperatorSettings.model_fields if f"| `{name}` |" not in table]
     assert not missing
