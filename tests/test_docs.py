@@ -1,13 +1,16 @@
 """The documentation documents what the code defines, each on the page a reader looks for it:
 every env var, pipeline setting, RAGEngine field and operator variable in the configuration
-reference, every metric and log event in observability."""
+reference, every metric, log event and dashboard panel in observability."""
 
 from __future__ import annotations
+
+import json
 
 from prometheus_client.metrics import MetricWrapperBase
 
 from sentinel_runtime.observability import events, metrics
 from sentinel_runtime.settings import Settings
+from support.chart import CHART
 from support.docs_site import page, section
 
 CONFIGURATION = page("configuration.md")
@@ -84,3 +87,23 @@ def test_every_operator_env_var_is_documented() -> None:
     table = section(CONFIGURATION, "## Operator environment variables")
     missing = [name for name in OperatorSettings.model_fields if f"| `{name}` |" not in table]
     assert not missing
+
+
+def test_every_dashboard_panel_says_what_it_answers() -> None:
+    dashboard = json.loads((CHART / "dashboards" / "sentinel.json").read_text(encoding="utf-8"))
+    panels, row = [], None
+    for panel in dashboard["panels"]:
+        if panel["type"] == "row":
+            row = panel["title"]
+        else:
+            panels.append((row, panel["title"]))
+    assert len(panels) >= 40
+    table = section(OBSERVABILITY, "### Panels, and what each answers")
+    documented = [
+        (cells[0], cells[1])
+        for line in table.splitlines()
+        if line.startswith("| ") and not line.startswith("| row |")
+        for cells in [[cell.strip() for cell in line.strip("|").split(" | ")]]
+        if len(cells) == 3 and cells[2].endswith("?")
+    ]
+    assert documented == panels
