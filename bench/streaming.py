@@ -7,7 +7,7 @@ measured in the same run, requests interleaved. ``default`` is the shipped polic
 type`` is a policy with every scanner type that judges text piecewise (regex,
 ban_substrings, sensitive, secrets, invisible_text, token_limit, reading_time); ``json``
 and ``contains_all`` need the whole answer, so a policy with them holds the stream to its end
-by design (README, Streaming). The client reads the raw server-sent events with httpx.
+by design (docs/streaming.md). The client reads the raw server-sent events with httpx.
 
 * first content: request sent to the first answer text received, p50 and p95; ``added``
   is the guarded p50 (p95) minus ``off``'s p50 (p95): what the guard costs a reader;

@@ -161,7 +161,7 @@ class InferenceServiceSpec(_Model):
 
 class AdmissionSpec(_Model):
     """How many turns each runtime pod runs at once and how long the others may wait
-    (README "Under load"); absent fields keep the runtime's defaults."""
+    (docs/under-load.md); absent fields keep the runtime's defaults."""
 
     max_in_flight_turns: int | None = Field(
         default=None,
@@ -253,7 +253,7 @@ class GuardrailsSpec(_Model):
 
 
 class KeysSecretRef(_Model):
-    """A Secret holding the runtime's keys file (README "Keys and tenants")."""
+    """A Secret holding the runtime's keys file (docs/keys-and-tenants.md)."""
 
     name: str = Field(min_length=1, max_length=253, description="Secret name.")
     key: str = Field(

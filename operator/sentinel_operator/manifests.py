@@ -279,8 +279,8 @@ def _env(engine: Engine) -> list[dict[str, Any]]:
 
 
 def _admission_env(spec: crd.RAGEngineSpec) -> list[dict[str, Any]]:
-    """Only what the spec sets: an absent field keeps the runtime's default (README "Under
-    load"), and server-side apply removes a variable an earlier spec set."""
+    """Only what the spec sets: an absent field keeps the runtime's default
+    (docs/under-load.md), and server-side apply removes a variable an earlier spec set."""
     inference, admission = spec.inference_service, spec.admission
     values = {
         "LLM_MAX_CONNECTIONS": inference.max_connections if inference is not None else None,

@@ -11,7 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 POLICY_MOUNT_PATH = "/etc/sentinel/guardrails/guardrails.yaml"
 # The endpoints LLM_INFERENCE_URL may end with (checked in this order).
 LLM_ENDPOINTS = ("/chat/completions", "/completions")
-# Admission (README "Under load", which gives the reasoning). A turn holds its slot for the
+# Admission (docs/under-load.md gives the reasoning). A turn holds its slot for the
 # model's whole answer, so turns in flight = turns a second x seconds an answer takes. One
 # runtime process does 430-730 turns a second of its own work (bench/overload.py), but a turn
 # costs more CPU with hundreds open at once (1.4 ms among 32, 1.9 ms at 512, 2.6 ms at 800),

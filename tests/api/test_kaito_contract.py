@@ -6,8 +6,8 @@ Written from KAITO v0.12's documented API (kaito-project/kaito ``website/docs/ra
 ``max_node_count`` and ``context_token_ratio`` on ``/retrieve``, ``{"message"}`` answers of
 ``/persist``, ``/load`` and ``DELETE /indexes/{name}``, 400 with a string ``detail`` (and
 OpenAI's ``error`` object) for bad input, KAITO's per-endpoint metrics and its guardrails
-response metrics. Sentinel's deliberate differences are in the README's "Differences from
-KAITO"; the ones a KAITO client can see are asserted here too.
+response metrics. Sentinel's deliberate differences are in docs/differences-from-kaito.md;
+the ones a KAITO client can see are asserted here too.
 """
 
 from __future__ import annotations

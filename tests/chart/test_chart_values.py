@@ -1,10 +1,9 @@
-"""values.yaml, values.schema.json and the README's value table describe the same values; the
-schema turns a misspelt or ill-typed value into a failed helm command."""
+"""values.yaml, values.schema.json and the value table of docs/kubernetes.md describe the same
+values; the schema turns a misspelt or ill-typed value into a failed helm command."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,12 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
-from support.chart import CHART, ROOT, template, values_file
+from support.chart import CHART, template, values_file
+from support.docs_site import page, section
 
 VALUES_TEXT = (CHART / "values.yaml").read_text(encoding="utf-8")
 VALUES = yaml.safe_load(VALUES_TEXT)
 SCHEMA = json.loads((CHART / "values.schema.json").read_text(encoding="utf-8"))
-README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def resolve(node: dict[str, Any]) -> dict[str, Any]:
@@ -139,9 +138,7 @@ def test_a_typo_in_a_values_file_fails_too(tmp_path: Path) -> None:
     assert "additional properties 'intervall' not allowed" in result.stderr, result.stderr
 
 
-def test_every_value_is_documented_in_the_readme() -> None:
-    section = README.split("### Chart values", 1)
-    assert len(section) == 2, "README.md has no '### Chart values' section"
-    table = re.split(r"\n##+ ", section[1], maxsplit=1)[0]
+def test_every_value_is_documented_in_the_chart_values_table() -> None:
+    table = section(page("kubernetes.md"), "## Chart values")
     missing = [path for path in value_paths() if f"`{path}`" not in table]
-    assert not missing, f"values not described under README.md's 'Chart values': {missing}"
+    assert not missing, f"values not described under docs/kubernetes.md's 'Chart values': {missing}"

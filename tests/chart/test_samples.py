@@ -5,7 +5,6 @@ parse with the operator's spec models; their policies parse with the runtime's p
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -16,6 +15,7 @@ from sentinel_operator import crd, manifests
 from sentinel_runtime.access import keys
 from sentinel_runtime.guardrails.policy import parse_policy
 from support.chart import CHART, SAMPLES, sample
+from support.docs_site import page
 
 SAMPLE_NAMES = sorted(p.name for p in SAMPLES.glob("*.yaml"))
 # The CRD's one file (the chart renders it; tests/chart/test_chart_crds.py keeps the copies).
@@ -167,10 +167,10 @@ def test_guard_sample_points_the_engine_at_its_workspace_and_secret() -> None:
     }
 
 
-def test_samples_directory_is_what_the_readme_points_at() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+def test_samples_directory_is_what_the_kubernetes_page_points_at() -> None:
+    kubernetes = page("kubernetes.md")
     for name in SAMPLE_NAMES:
-        assert f"manifests/samples/{name}" in readme, name
+        assert f"manifests/samples/{name}" in kubernetes, name
 
 
 def test_keys_sample_mounts_a_keys_file_the_runtime_accepts() -> None:

@@ -1,7 +1,7 @@
-"""The Helm chart on the local control plane, with the README's plain commands: `helm install`,
-the operator running under the chart's own ServiceAccount and RBAC (and nothing more), the
-samples against the installed CRD, `helm upgrade` to peered replicas, `helm uninstall`, and a
-RAGEngine deleted at once afterwards.
+"""The Helm chart on the local control plane, with docs/kubernetes.md's plain commands:
+`helm install`, the operator running under the chart's own ServiceAccount and RBAC (and nothing
+more), the samples against the installed CRD, `helm upgrade` to peered replicas, `helm uninstall`,
+and a RAGEngine deleted at once afterwards.
 
 There is no kubelet, so the chart's Deployment never runs a pod: the operator runs here as a
 process with the args and env read back from the installed Deployment, authenticated with a
@@ -82,8 +82,9 @@ def release(cluster: Cluster, kube, tmp_path_factory: pytest.TempPathFactory) ->
             cluster, f"chart-{suffix}", engines, tmp_path_factory.mktemp("chart-install")
         )
         crd_was_there = cluster.get("crd", CRDS[0]) is not None
-        # The README's command. A CRD another test (or release) installed before stays theirs,
-        # as the README says for a second release: crd.create=false.
+        # docs/kubernetes.md's command. A CRD another test (or release) installed before stays
+        # theirs,
+        # as docs/kubernetes.md says for a second release: crd.create=false.
         shared_crd = ["--set", "crd.create=false"] if crd_was_there else []
         installed.helm(
             "install", RELEASE, str(CHART), "--create-namespace",
@@ -288,7 +289,7 @@ def test_upgrade_to_two_peered_replicas_one_serves_the_other_stands_by(
     release: Release, tmp_path: Path
 ) -> None:
     cluster = release.cluster
-    # The README's upgrade: the new chart's defaults, the release's own values, one change.
+    # docs/kubernetes.md's upgrade: the new chart's defaults, the release's own values, one change.
     release.helm(
         "upgrade", RELEASE, str(CHART), "--reset-then-reuse-values", "--set", "replicaCount=2"
     )

@@ -136,7 +136,7 @@ def install(cluster: Cluster) -> Iterator[Install]:
             f"system:serviceaccount:{release_namespace}:{ACCOUNT}",
         )  # fmt: skip
         # A CRD that is there already (kept by another release's uninstall, or applied with
-        # kubectl) is adopted, as the README says: --take-ownership, once.
+        # kubectl) is adopted, as docs/kubernetes.md says: --take-ownership, once.
         adopt = ["--take-ownership"] if cluster.get("crd", CRD) is not None else []
         installed.helm(
             "install", RELEASE, str(CHART), "--create-namespace",

@@ -1,5 +1,5 @@
-"""The airline example (``samples/airline/``, the conversation of the README's "Governed tool
-calls") end to end: the sample's tool server over real HTTP, the sample's rulebase, one
+"""The airline example (``samples/airline/``, the conversation of docs/governed-tool-calls.md)
+end to end: the sample's tool server over real HTTP, the sample's rulebase, one
 session driven the way the LLM agent would drive it."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The keys file (``RUNTIME_KEYS_FILE``): named API keys, each with its scopes and limits.
 
-A YAML mapping with one list, ``keys``; each entry (README "Keys and tenants")::
+A YAML mapping with one list, ``keys``; each entry (docs/keys-and-tenants.md)::
 
     - name: team-a            # shown in audit records, logs and metrics (never the key)
       key: <at least 16 characters>

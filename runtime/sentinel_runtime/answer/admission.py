@@ -10,7 +10,7 @@ first-in-first-out queue for at most ``MAX_QUEUE_SECONDS``; the queue holds at m
 - ``queue_timeout``: the turn waited ``MAX_QUEUE_SECONDS`` and no slot freed.
 
 The HTTP layer (``api.admission_gate``) turns :class:`ShedError` into 429 or 503 with
-``Retry-After`` (README "Under load" says which and why). This module knows nothing of HTTP;
+``Retry-After`` (docs/under-load.md says which and why). This module knows nothing of HTTP;
 it runs in the app's one event loop and is not thread-safe.
 """
 

@@ -1,4 +1,4 @@
-"""Governed tool calls in a chat turn (README "Governed tool calls"): the session's facts go
+"""Governed tool calls in a chat turn (docs/governed-tool-calls.md): the session's facts go
 upstream with the request, and every tool call the model proposes is judged by its guard before
 the client sees it; a blocked call is removed and the message says why.
 """

@@ -1,6 +1,6 @@
 """Governed tool calls: a rulebase, a per-session fact store and a solver between the LLM and
-its tools (the contract: docs/contracts.md, "Governed tool calls"; the README's section of
-that name shows it at work).
+its tools (the contract: docs/contracts.md, "Governed tool calls"; docs/governed-tool-calls.md
+shows it at work).
 
 ``syntax`` is the clause language and ``paths`` the JSON paths into a tool's result;
 ``rulebase`` (a package) parses and checks the policy file's ``tools`` section; ``facts``

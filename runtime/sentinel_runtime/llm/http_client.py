@@ -13,7 +13,7 @@ no redirects followed (a redirect is not an answer), and the timeout for connect
 most 10 s), for a free connection and between reads. The proxy is looked up once per URL:
 aiohttp's ``trust_env`` would look it up, and ``.netrc`` credentials, in a worker thread on
 every request. The pool holds ``max_connections`` (``LLM_MAX_CONNECTIONS``, at least
-``MAX_INFLIGHT_TURNS``, so admitted turns do not queue here; README "Under load").
+``MAX_INFLIGHT_TURNS``, so admitted turns do not queue here; docs/under-load.md).
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ UPSTREAM_ERRORS = Counter(
     ["reason"],
 )
 
-# Admission control (ours; answer.admission, README "Under load"). A turn is a request that
+# Admission control (ours; answer.admission, docs/under-load.md). A turn is a request that
 # runs the pipeline: chat, completions, /answer, /retrieve, /debug/retrieval.
 TURNS_IN_FLIGHT = Gauge(
     "rag_turns_in_flight",

@@ -137,7 +137,7 @@ def _train_encoder(args: argparse.Namespace) -> int:
             print(
                 f"error: training the encoder needs {', '.join(missing)}: "
                 "pip install 'sentinel-rag[train,encoder-train]' (torch's CPU build first: "
-                'README, "Training data and how to retrain")',
+                'docs/how-sentinel-decides.md, "Training data and how to retrain")',
                 file=sys.stderr,
             )
         return EXIT_ERROR

@@ -15,10 +15,10 @@ recall at the same over-refusal; and, given ``lookalike`` rows (benign look-alik
 linear model never trains on: the holdout halves of OR-Bench, CoCoNot's contrast set and our
 multilingual templates), no larger share of any one of those sources either. The training
 sources' plain benign rows say little about look-alikes, which is where the encoder over-
-refused (README, "The built-in judge, second round"); look-alike rows count only towards
-that cap. ``ambiguous``: the highest threshold at which the cascade still restricts (or
-refuses) as large a share of the harmful rows as the linear model does, so it restricts
-fewer benign rows for the same recall (never more benign rows than the linear model, never
+refused (docs/how-sentinel-decides.md, "The built-in judge, second round"); look-alike rows
+count only towards that cap. ``ambiguous``: the highest threshold at which the cascade still
+restricts (or refuses) as large a share of the harmful rows as the linear model does, so it
+restricts fewer benign rows for the same recall (never more benign rows than the linear model, never
 above ``refuse``). Among bands on a fixed grid, the one chosen reaches ``GAIN_SHARE`` of the
 largest gain in harmful rows refused over the linear model alone with the fewest rows inside
 the band: wide enough for the encoder to fix errors, narrow enough that most prompts skip it

@@ -170,7 +170,7 @@ def test_without_its_folder_there_is_no_encoder_and_that_is_said(
 
 
 def test_the_policy_switch_turns_the_encoder_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert introspection.IntrospectionConfig().encoder is False  # opt-in (README)
+    assert introspection.IntrospectionConfig().encoder is False  # opt-in (docs/configuration.md)
     on = introspection.IntrospectionConfig.model_validate({"encoder": True})
     assert on.encoder is True
     # The shipped encoder with a band that takes every prompt: on reads it, off does not.

@@ -94,7 +94,8 @@ def test_hidden_characters_count_as_obfuscation() -> None:
             id="nonsense-discrimination",
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="known false positive of the built-in judge (README: known limits): "
+                reason="known false positive of the built-in judge "
+                "(docs/how-sentinel-decides.md: known limits): "
                 "a group named beside a denial reads as discrimination",
             ),
         ),

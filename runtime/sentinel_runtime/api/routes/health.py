@@ -8,7 +8,7 @@ with scoped keys (``RUNTIME_KEYS_FILE``) it counts the indexes instead of naming
 sees only the names it may read (``GET /indexes``). A saturated replica stays ready:
 Kubernetes would take it out of the Service, its load would fall on the others, saturate them
 in turn, and with every replica out the Service answers nothing at all; shedding with 429/503
-and Retry-After is how it says "not now" (README "Under load").
+and Retry-After is how it says "not now" (docs/under-load.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Prove a symbolic goal against a rulebase, a session's facts and data tools (the contract:
-docs/contracts.md, "Governed tool calls"; the README's section of that name tells how a proof
+docs/contracts.md, "Governed tool calls"; docs/governed-tool-calls.md tells how a proof
 runs).
 
 Stateless per call. A call runs *passes*: each pass is a synchronous SLD resolution with

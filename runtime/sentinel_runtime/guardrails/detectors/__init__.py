@@ -1,7 +1,7 @@
 """Secret detectors the ``secrets`` scanner runs beside detect-secrets' plugins.
 
 Each family finds secrets in one of the forms they take in answers (docs/contracts.md names
-the scanner; README "Secrets" says what each family covers):
+the scanner; docs/configuration.md, "Secrets", says what each family covers):
 
 * ``tokens``: provider token formats from a data table (``data/provider_tokens.yaml``),
   found through an Aho-Corasick prefilter on their literal prefixes;

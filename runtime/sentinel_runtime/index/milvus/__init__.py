@@ -20,10 +20,10 @@ One row per chunk. Search is the embedded store's, done by Milvus:
 The two ranked lists are fused here, by ``base.fuse``, because the pipeline needs each hit's
 dense similarity and BM25 score, which Milvus's ``hybrid_search`` folds into one number.
 
-Differences from the embedded store (README, "Vector stores"): ties at the candidate cut are
-broken by Milvus, not by insertion order; a chunk's text, its words and the whitespace
-between chunks must each fit in 65,535 UTF-8 bytes (a VARCHAR), and a document may carry at
-most 1,024 metadata keys; nested values in a metadata filter compare JSON-exactly (``[1]``
+Differences from the embedded store (docs/configuration.md, "Vector stores"): ties at the
+candidate cut are broken by Milvus, not by insertion order; a chunk's text, its words and the
+whitespace between chunks must each fit in 65,535 UTF-8 bytes (a VARCHAR), and a document may
+carry at most 1,024 metadata keys; nested values in a metadata filter compare JSON-exactly (``[1]``
 never equals ``[true]``); changes are not atomic across runtimes (last writer wins; a new
 document is inserted without a look for another row of its id, so two runtimes adding it at
 once can store it twice); listing documents reads one row per document from Milvus.

@@ -12,7 +12,7 @@ Deny wins when both match. An embedding cannot read one flipped word: "Where can
 legally in Texas?" and the same with "illegally" are at a cosine of 0.96, and the judge's own
 severities of the two differ by 0.07, so no margin on either separates them. An allow example
 vouches for its near paraphrases, that one included; list the flipped request under ``deny``
-(README, "The deployment's own examples").
+(docs/how-sentinel-decides.md, "The deployment's own examples").
 
 A settled verdict names the example (``example_<kind>:<name>`` and its similarity in the
 signals, ``example`` in the introspection), and the guard-model stage does not overrule it
@@ -92,9 +92,9 @@ class ExamplesConfig(BaseModel):
 
     model_config = _MODEL_CONFIG
 
-    # Cosine from which a prompt is an example's paraphrase (README: paraphrases of 300
-    # OR-Bench prompts 0.95 at the 5th percentile; the nearest of the 299 others 0.83 at
-    # the 95th).
+    # Cosine from which a prompt is an example's paraphrase (docs/how-sentinel-decides.md:
+    # paraphrases of 300 OR-Bench prompts 0.95 at the 5th percentile; the nearest of the 299
+    # others 0.83 at the 95th).
     similarity: float = Field(default=0.9, gt=0.0, le=1.0)
     allow: tuple[Example, ...] = Field(default=(), max_length=MAX_EXAMPLES)
     deny: tuple[Example, ...] = Field(default=(), max_length=MAX_EXAMPLES)

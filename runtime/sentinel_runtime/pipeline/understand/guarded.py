@@ -1,6 +1,6 @@
 """Stage 1 with a guard model: the built-in judge and a dedicated safety model, as a cascade.
 
-``guard.mode`` says when the guard model is asked (README, "How Sentinel decides"):
+``guard.mode`` says when the guard model is asked (docs/how-sentinel-decides.md):
 - ``uncertain``: the built-in judge (or the LLM trace) decides first; the guard model sees
   only requests whose severity falls in ``guard.band`` [low, high). Clear cases cost nothing.
 - ``always``: both judge every request, concurrently (the guard's call is in flight while

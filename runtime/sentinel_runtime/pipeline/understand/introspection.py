@@ -51,8 +51,9 @@ class IntrospectionConfig(BaseModel):
     # The built-in judge's encoder stage (judge/encoder.py): a fine-tuned MiniLM decides the
     # prompts whose linear harm probability falls in its band; false: the linear model alone.
     # Off by default: on the held-out sets it refuses far more harmful requests but also more
-    # of XSTest's safe prompts (README, "The built-in judge, second round"), the over-refusal
-    # this round set out to lower; a deployment that prefers recall turns it on.
+    # of XSTest's safe prompts (docs/how-sentinel-decides.md, "The built-in judge, second
+    # round"), the over-refusal this round set out to lower; a deployment that prefers recall
+    # turns it on.
     encoder: bool = False
 
 

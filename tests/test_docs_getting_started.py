@@ -1,25 +1,24 @@
-"""The README's quick-start snippets run as written against a real ``sentinel serve``."""
+"""docs/getting-started.md's snippets run as written against a real ``sentinel serve``; the
+README's example and its two commands are that page's, word for word."""
 
 from __future__ import annotations
 
 import contextlib
 import io
-import re
-from pathlib import Path
 
+from support.docs_site import README, code_blocks, page
 from support.runtime import RuntimeProcess
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-_START = README.index("## Quick start")
-QUICK_START = README[_START : README.index("\n## ", _START)]
-SNIPPETS = re.findall(r"```python\n(.*?)```", QUICK_START, re.DOTALL)
+PAGE = "getting-started.md"
+GETTING_STARTED = page(PAGE)
+SNIPPETS = [body for _, body in code_blocks(GETTING_STARTED, "python")]
 
 
 def _run(snippet: str, runtime: RuntimeProcess) -> str:
     code = snippet.replace("http://127.0.0.1:8000", runtime.base_url)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, PAGE, "exec"), {})
     return out.getvalue()
 
 
@@ -36,3 +35,11 @@ def test_quick_start_snippets_run_and_show_what_they_claim(runtime_factory) -> N
 
     echo = _run(SNIPPETS[1], runtime)
     assert echo.splitlines()[0] == "key [REDACTED], mail <EMAIL>"
+
+
+def test_the_readme_shows_the_tested_commands_and_example() -> None:
+    readme = README.read_text(encoding="utf-8")
+    assert [body for _, body in code_blocks(readme, "python")] == SNIPPETS[:1]
+    commands = code_blocks(GETTING_STARTED, "sh")[0]
+    assert "make serve" in commands[1] and "make test" in commands[1]
+    assert code_blocks(readme, "sh") == [commands]

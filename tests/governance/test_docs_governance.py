@@ -1,5 +1,5 @@
-"""The README's "Governed tool calls" section: its snippet runs against the sample's tool
-server and prints what the README shows; its YAML is the sample's rulebase, abridged."""
+"""docs/governed-tool-calls.md: its snippet runs against the sample's tool server and prints
+what the page shows; its YAML is the sample's rulebase, abridged."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ from typing import Any
 
 import yaml
 
-from support.airline import ROOT, SAMPLE
+from support.airline import SAMPLE
+from support.docs_site import page
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-# Up to the HTTP part, which tests/api/test_governance_readme.py runs against a real runtime.
-SECTION = README[
-    README.index("## Governed tool calls") : README.index("### Governed tool calls over")
-]
+PAGE = "governed-tool-calls.md"
+_TEXT = page(PAGE)
+# Up to the HTTP part, which tests/api/test_docs_governance_http.py runs against a real runtime.
+SECTION = _TEXT[: _TEXT.index("\n## Governed tool calls over HTTP")]
 
 
-def test_the_readme_conversation_runs_and_prints_what_it_shows(airline_server: Any) -> None:
+def test_the_pages_conversation_runs_and_prints_what_it_shows(airline_server: Any) -> None:
     code = re.findall(r"```python\n(.*?)```", SECTION, re.DOTALL)[0]  # the facade's conversation
     host, port = airline_server.server_address[:2]
     path = SAMPLE / "guardrails.yaml"
@@ -29,7 +29,7 @@ def test_the_readme_conversation_runs_and_prints_what_it_shows(airline_server: A
     )
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+        exec(compile(code, PAGE, "exec"), {"__name__": "docs"})
     shown = re.search(r"prints\n\n```\n(.*?)```", SECTION, re.DOTALL)
     assert shown is not None
     expected = shown.group(1).splitlines()
@@ -37,7 +37,7 @@ def test_the_readme_conversation_runs_and_prints_what_it_shows(airline_server: A
     assert "booking_of_interest = bk_456" in out.getvalue()
 
 
-def test_the_readme_yaml_is_the_samples_rulebase_abridged() -> None:
+def test_the_pages_yaml_is_the_samples_rulebase_abridged() -> None:
     [block] = re.findall(r"```yaml\n(.*?)```", SECTION, re.DOTALL)
     shown = yaml.safe_load(block)["tools"]
     sample = yaml.safe_load(path_text())["tools"]

@@ -1,10 +1,10 @@
-"""README "Your own documents" runs as written: its ``sh`` and ``python`` blocks, in order, in
+"""docs/your-own-documents.md runs as written: its ``sh`` and ``python`` blocks, in order, in
 a temporary directory holding a ``handbook`` folder (``support.documents``), against a real
 ``sentinel serve`` on a free loopback port (``SENTINEL_URL`` and the blocks' ``127.0.0.1:8000``
 point there). The ``text`` blocks are what the commands before them print.
 
 The ``sentinel serve`` block starts the runtime; a block using ``--local`` runs with it stopped
-(as the README says); the test restarts it between the two asks, as a user would, and the
+(as the page says); the test restarts it between the two asks, as a user would, and the
 answer is the same."""
 
 from __future__ import annotations
@@ -20,16 +20,15 @@ from pathlib import Path
 
 import pytest
 
+from support.docs_site import code_blocks, page
 from support.documents import write_handbook
 from support.runtime import RuntimeProcess, start_runtime
 from test_cli import SENTINEL
 
 pytestmark = pytest.mark.skipif(SENTINEL is None, reason="sentinel console script not installed")
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-_START = README.index("## Your own documents")
-SECTION = README[_START : README.index("\n## ", _START)]
-BLOCKS = re.findall(r"```(sh|python|text)\n(.*?)```", SECTION, re.DOTALL)
+PAGE = "your-own-documents.md"
+BLOCKS = code_blocks(page(PAGE), "sh", "python", "text")
 PLACEHOLDER = "http://127.0.0.1:8000"
 
 
@@ -103,7 +102,7 @@ class Walkthrough:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             code = block.replace(PLACEHOLDER, self.runtime.base_url)
-            exec(compile(code, "README.md", "exec"), {})
+            exec(compile(code, PAGE, "exec"), {})
         return out.getvalue()
 
 

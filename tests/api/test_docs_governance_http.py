@@ -1,8 +1,8 @@
-"""The README's "Governed tool calls over HTTP" runs as written: the sample's tool server and
-``sentinel serve --policy`` started by the README's commands (on free ports), then its Python
-snippets (the airline conversation over HTTP, then a chat completion whose proposed refund is
-removed) print what the README shows. The upstream model is the fake one, proposing the
-refund the README describes."""
+"""docs/governed-tool-calls.md, "Governed tool calls over HTTP" and "Tool calls in chat
+completions", runs as written: the sample's tool server and ``sentinel serve --policy`` started
+by the page's commands (on free ports), then its Python snippets (the airline conversation over
+HTTP, then a chat completion whose proposed refund is removed) print what the page shows. The
+upstream model is the fake one, proposing the refund the page describes."""
 
 from __future__ import annotations
 
@@ -18,11 +18,13 @@ from pathlib import Path
 import httpx
 
 from support.airline import ROOT, SAMPLE
+from support.docs_site import page
 from support.fake_llm import FakeLLM, tool_call, tool_calls_message
 from support.runtime import free_port, start_runtime, stop_process
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-SECTION = README[README.index("### Governed tool calls over HTTP") : README.index("## Evaluation")]
+PAGE = "governed-tool-calls.md"
+_TEXT = page(PAGE)
+SECTION = _TEXT[_TEXT.index("\n## Governed tool calls over HTTP") :]
 
 
 def _shown(after: str) -> list[str]:
@@ -45,7 +47,7 @@ def _start_tool_server(command: str, port: int) -> subprocess.Popen[bytes]:
     raise AssertionError("the tool server did not start")
 
 
-def test_the_http_snippets_run_against_the_commands_of_the_readme(tmp_path: Path) -> None:
+def test_the_http_snippets_run_against_the_commands_of_the_page(tmp_path: Path) -> None:
     [commands] = re.findall(r"```sh\n(python samples/airline.*?)```", SECTION, re.DOTALL)
     server_line, serve_line = commands.strip().splitlines()
     # The runtime's line: environment, then `sentinel serve --policy FILE`.
@@ -65,13 +67,13 @@ def test_the_http_snippets_run_against_the_commands_of_the_readme(tmp_path: Path
     try:
         snippets = re.findall(r"```python\n(.*?)```", SECTION, re.DOTALL)
         assert len(snippets) == 2
-        namespace: dict[str, object] = {"__name__": "readme"}
+        namespace: dict[str, object] = {"__name__": "docs"}
 
         def run(code: str) -> list[str]:
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
                 code = code.replace("http://127.0.0.1:8000", runtime.base_url)
-                exec(compile(code, "README.md", "exec"), namespace)
+                exec(compile(code, PAGE, "exec"), namespace)
             return out.getvalue().splitlines()
 
         assert run(snippets[0]) == _shown("The airline conversation over HTTP")
