@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +23,10 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client import REGISTRY
 
-from sentinel_runtime.api.app import create_app
 from sentinel_runtime.guardrails.scanners.token_limit import offline_encoding
-from sentinel_runtime.settings import Settings
 from support.configmap import ConfigMapDir
 from support.fake_llm import FakeLLM
+from support.isolated import Client, isolated_clients
 from support.scanners import SLOW_PATTERN, SLOW_TEXT
 
 DOCS = [
@@ -43,36 +42,13 @@ DOCS = [
     },
     {"doc_id": "brand", "text": "The logo colour is a deep blue.", "metadata": {"source": "brand"}},
 ]
-# Settings the shell must not leak into an in-process runtime.
-ISOLATED = {
-    "EMBEDDING_TYPE": "builtin",
-    "VECTOR_DB_TYPE": "embedded",
-    "RUNTIME_API_KEY": "",
-    "LLM_INFERENCE_URL": "",
-    "LLM_CONTEXT_WINDOW": 0,
-    "DEMO_CORPUS": False,
-    "OUTPUT_GUARDRAILS_ENABLED": False,
-    "OUTPUT_GUARDRAILS_HOT_RELOAD_ENABLED": False,
-}
-
-Client = Callable[..., TestClient]
 
 
 @pytest.fixture
 def client_for(tmp_path: Path) -> Iterator[Client]:
     """An in-process runtime (lifespan run) with ``settings`` over the isolated defaults."""
-    opened: list[TestClient] = []
-
-    def start(**settings: Any) -> TestClient:
-        values = {**ISOLATED, "VECTOR_DB_PERSIST_DIR": str(tmp_path / "persist"), **settings}
-        client = TestClient(create_app(Settings(**values)))
-        client.__enter__()
-        opened.append(client)
-        return client
-
-    yield start
-    for client in opened:
-        client.__exit__(None, None, None)
+    with isolated_clients(tmp_path / "persist") as start:
+        yield start
 
 
 @pytest.fixture

@@ -16,47 +16,23 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from sentinel_runtime.api.app import create_app
 from sentinel_runtime.guardrails.scanners.token_limit import offline_encoding
-from sentinel_runtime.settings import Settings
 from support.fake_llm import FakeLLM
-
-ISOLATED = {
-    "EMBEDDING_TYPE": "builtin",
-    "VECTOR_DB_TYPE": "embedded",
-    "RUNTIME_API_KEY": "",
-    "LLM_INFERENCE_URL": "",
-    "LLM_CONTEXT_WINDOW": 0,
-    "DEMO_CORPUS": False,
-    "OUTPUT_GUARDRAILS_ENABLED": False,
-    "OUTPUT_GUARDRAILS_HOT_RELOAD_ENABLED": False,
-}
-
-Client = Callable[..., TestClient]
+from support.isolated import Client, isolated_clients
 
 
 @pytest.fixture
 def client_for(tmp_path: Path) -> Iterator[Client]:
     """In-process runtimes (lifespan run) sharing one persist directory."""
-    opened: list[TestClient] = []
-
-    def start(**settings: Any) -> TestClient:
-        values = {**ISOLATED, "VECTOR_DB_PERSIST_DIR": str(tmp_path / "persist"), **settings}
-        client = TestClient(create_app(Settings(**values)))
-        client.__enter__()
-        opened.append(client)
-        return client
-
-    yield start
-    for client in opened:
-        client.__exit__(None, None, None)
+    with isolated_clients(tmp_path / "persist") as start:
+        yield start
 
 
 def error(response: Any, status: int) -> dict[str, Any]:
