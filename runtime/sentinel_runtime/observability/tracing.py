@@ -150,9 +150,11 @@ def configure(service_name: str, *, capture_content: bool = False) -> bool:
     exporters = _exporters()
     if not exporters:
         return False
-    # Resource.create reads OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME, which win over
-    # the default given here.
-    resource = Resource({SERVICE_NAME: service_name}).merge(Resource.create())
+    # Resource.create reads OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME; when neither
+    # names the service, it says "unknown_service:...", and ours is the better default.
+    resource = Resource.create()
+    if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
+        resource = resource.merge(Resource({SERVICE_NAME: service_name}))
     provider = TracerProvider(resource=resource)  # the sampler from OTEL_TRACES_SAMPLER(_ARG)
     for exporter in exporters:
         provider.add_span_processor(BatchSpanProcessor(exporter))
