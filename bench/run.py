@@ -25,7 +25,8 @@ upstream client alone against the httpx client it replaced (``upstream_client``)
 default-policy scanner's CPU per short answer (``scanner_answer_cost``). What a guard model
 adds to a turn (``guard_cascade``, issue 32): the share of the public request sets that
 reaches it with ``guard.mode: uncertain``, and the added p50/p99 of ``uncertain`` and
-``always`` over guard off, against a fake guard answering in 40 ms.
+``always`` over guard off, against a fake guard answering in 40 ms. What OpenTelemetry tracing
+costs that hot path (``tracing_cost``, issue 36): req/s off, sampled at 10 % and at 100 %.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ import secrets_detectors  # noqa: E402
 import secrets_long_line  # noqa: E402
 import store_compare  # noqa: E402
 import streaming  # noqa: E402
+import tracing_cost  # noqa: E402
 import upstream_client  # noqa: E402
 
 
@@ -83,6 +85,7 @@ def main() -> int:  # noqa: PLR0915 (one if per benchmark)
             "governance",
             "stores",
             "http_load",
+            "tracing_cost",
             "upstream_client",
             "guard_cascade",
         ],
@@ -139,6 +142,9 @@ def main() -> int:  # noqa: PLR0915 (one if per benchmark)
         print()
     if args.only in (None, "http_load"):
         print(http_load.run(quick=args.quick), flush=True)  # exits if wrk cannot be fetched
+        print()
+    if args.only in (None, "tracing_cost"):
+        print(tracing_cost.run(quick=args.quick), flush=True)
         print()
     if args.only in (None, "upstream_client"):
         print(upstream_client.run(quick=args.quick), flush=True)

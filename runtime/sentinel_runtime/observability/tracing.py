@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterator, Mapping, MutableMapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -205,40 +205,46 @@ def shutdown() -> None:
         state.provider.shutdown()
 
 
-@contextmanager
+# With tracing off, each of these returns NO_SPAN itself (no generator is made): a stage
+# then costs one attribute read more than it did without tracing.
+
+
 def server_span(
     name: str, headers: Mapping[str, str], attributes: Attributes
-) -> Iterator[Span | _NoSpan]:
+) -> AbstractContextManager[Handle]:
     """The span of one HTTP request, continuing the trace its ``traceparent`` names."""
     if _live.state is None:
-        yield NO_SPAN
-        return
+        return NO_SPAN
     parent = propagate.extract(headers)
-    with _live.state.tracer.start_as_current_span(
-        name, context=parent, kind=trace.SpanKind.SERVER, attributes=attributes
-    ) as started:
-        yield Span(started)
+    return _current(name, trace.SpanKind.SERVER, attributes, parent)
 
 
-@contextmanager
-def span(name: str, attributes: Attributes | None = None) -> Iterator[Span | _NoSpan]:
+def span(name: str, attributes: Attributes | None = None) -> AbstractContextManager[Handle]:
     """An internal span (a pipeline stage, a scanner), current while the block runs."""
     if _live.state is None:
-        yield NO_SPAN
-        return
-    with _live.state.tracer.start_as_current_span(name, attributes=attributes) as started:
-        yield Span(started)
+        return NO_SPAN
+    return _current(name, trace.SpanKind.INTERNAL, attributes, None)
 
 
-@contextmanager
-def client_span(name: str, attributes: Attributes) -> Iterator[Span | _NoSpan]:
+def client_span(name: str, attributes: Attributes) -> AbstractContextManager[Handle]:
     """A call to another server (the model, the guard); requests sent inside the block carry
     its ``traceparent`` (:func:`inject`)."""
     if _live.state is None:
-        yield NO_SPAN
-        return
-    with _live.state.tracer.start_as_current_span(
-        name, kind=trace.SpanKind.CLIENT, attributes=attributes
+        return NO_SPAN
+    return _current(name, trace.SpanKind.CLIENT, attributes, None)
+
+
+@contextmanager
+def _current(
+    name: str,
+    kind: trace.SpanKind,
+    attributes: Attributes | None,
+    parent: otel_context.Context | None,
+) -> Iterator[Handle]:
+    state = _live.state
+    assert state is not None
+    with state.tracer.start_as_current_span(
+        name, context=parent, kind=kind, attributes=attributes
     ) as started:
         yield Span(started)
 

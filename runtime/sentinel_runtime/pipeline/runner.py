@@ -17,8 +17,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
@@ -142,16 +141,31 @@ class _Timer:
     def __init__(self) -> None:
         self.timings: dict[str, float] = {}
 
-    @contextmanager
-    def stage(self, name: str) -> Iterator[tracing.Handle]:
-        started = time.perf_counter()
-        with tracing.span(f"sentinel.{name}") as span:
-            try:
-                yield span
-            finally:
-                elapsed = time.perf_counter() - started
-                self.timings[name] = self.timings.get(name, 0.0) + elapsed
-                metrics.STAGE_DURATION.labels(name).observe(elapsed, exemplar=tracing.exemplar())
+    def stage(self, name: str) -> _Stage:
+        return _Stage(self, name)
+
+
+class _Stage:
+    def __init__(self, timer: _Timer, name: str) -> None:
+        self.timer, self.name = timer, name
+
+    def __enter__(self) -> tracing.Handle:
+        self.span = tracing.span(STAGE_SPANS[self.name])
+        handle = self.span.__enter__()
+        self.started = time.perf_counter()
+        return handle
+
+    def __exit__(self, *exc: Any) -> None:
+        elapsed = time.perf_counter() - self.started
+        self.timer.timings[self.name] = self.timer.timings.get(self.name, 0.0) + elapsed
+        metrics.STAGE_DURATION.labels(self.name).observe(elapsed, exemplar=tracing.exemplar())
+        self.span.__exit__(*exc)
+
+
+STAGE_SPANS = {
+    stage: f"sentinel.{stage}"
+    for stage in ("introspect", "gate", "retrieve", "filter", "generate", "cite")
+}
 
 
 @dataclass
