@@ -183,6 +183,20 @@ def test_a_clients_traceparent_continues_its_trace(
     assert fake.requests[0]["headers"]["traceparent"].startswith(f"00-{INCOMING_TRACE}-")
 
 
+def test_a_trace_the_client_did_not_sample_is_passed_on_unsampled_and_not_exported(
+    monkeypatch: pytest.MonkeyPatch, receiver: OtlpReceiver, fake: FakeLLM
+) -> None:
+    incoming = f"00-{INCOMING_TRACE}-{INCOMING_SPAN}-00"
+    with traced_app(monkeypatch, receiver, fake) as runtime:
+        answer = ask(runtime, QUESTION, {"traceparent": incoming}, index_name="demo")
+        assert tracing.force_flush()
+
+    assert answer["sentinel"]["requestId"] == INCOMING_TRACE
+    _, sent_trace, _, flags = fake.requests[0]["headers"]["traceparent"].split("-")
+    assert sent_trace == INCOMING_TRACE and not int(flags, 16) & 1
+    assert receiver.spans == []
+
+
 def test_the_capture_setting_puts_the_prompt_and_answer_on_spans(
     monkeypatch: pytest.MonkeyPatch, receiver: OtlpReceiver, fake: FakeLLM
 ) -> None:
