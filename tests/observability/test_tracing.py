@@ -151,6 +151,38 @@ def test_a_rag_turn_is_one_trace_of_its_stages_with_the_model_call_as_a_client_s
             assert QUESTION not in str(value) and REPLY not in str(value), span.name
 
 
+def test_a_streamed_turn_traces_the_model_stream_and_the_stream_guard(
+    monkeypatch: pytest.MonkeyPatch, receiver: OtlpReceiver, fake: FakeLLM
+) -> None:
+    with traced_app(monkeypatch, receiver, fake) as runtime:
+        with runtime.client.stream(
+            "POST",
+            "/v1/chat/completions",
+            json={
+                "model": "m",
+                "messages": [{"role": "user", "content": QUESTION}],
+                "index_name": "demo",
+                "stream": True,
+            },
+        ) as response:
+            assert response.status_code == 200
+            body = response.read().decode()
+        (record,) = runtime.client.get("/v1/audit").json()["records"]
+        spans = flushed(receiver, record["requestId"])
+
+    assert "[DONE]" in body
+    server = server_span(spans)
+    names = [s.name for s in children(spans, server)]
+    assert names[:4] == STAGES[:4]
+    assert "sentinel.stream_guard" in names
+    (model_call,) = [s for s in spans if s.kind == "client"]
+    assert model_call.name == "chat fake-model"
+    assert model_call.attributes["gen_ai.usage.output_tokens"] > 0
+    assert model_call.end_ns <= server.end_ns
+    (sent,) = fake.requests
+    assert sent["headers"]["traceparent"].split("-")[2] == model_call.span_id
+
+
 def test_a_refused_turns_audit_record_names_its_trace(
     monkeypatch: pytest.MonkeyPatch, receiver: OtlpReceiver, fake: FakeLLM
 ) -> None:
