@@ -312,3 +312,27 @@ def test_the_standard_variables_decide_whether_to_trace(
     environ: dict[str, str], wanted: bool
 ) -> None:
     assert tracing.wanted(environ) is wanted
+
+
+def test_without_otel_variables_the_sdk_is_never_imported(tmp_path) -> None:
+    """Off costs no import: only the API (which FastAPI already requires) is loaded."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from fastapi.testclient import TestClient\n"
+        "from sentinel_runtime.api.app import create_app\n"
+        "from sentinel_runtime.settings import Settings\n"
+        "with TestClient(create_app(Settings(DEMO_CORPUS=True))) as client:\n"
+        "    body = {'messages': [{'role': 'user', 'content': 'hi'}], 'index_name': 'demo'}\n"
+        "    assert client.post('/v1/chat/completions', json=body).status_code == 200\n"
+        "print(sorted({m for m in sys.modules if m.startswith('opentelemetry.sdk')}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
