@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from sentinel_runtime.observability import tracing
+from support.fake_guard import FakeGuard
 from support.fake_llm import FakeLLM, cite_chunk_with
 from support.inprocess import AppRuntime, app_runtime
 from support.otlp_receiver import OtlpReceiver, ReceivedSpan
@@ -181,6 +182,30 @@ def test_a_streamed_turn_traces_the_model_stream_and_the_stream_guard(
     assert model_call.end_ns <= server.end_ns
     (sent,) = fake.requests
     assert sent["headers"]["traceparent"].split("-")[2] == model_call.span_id
+
+
+def test_the_guard_model_call_is_a_client_span_under_introspection(
+    monkeypatch: pytest.MonkeyPatch, receiver: OtlpReceiver, fake: FakeLLM
+) -> None:
+    guard = FakeGuard(family="llama-guard-3").start()
+    settings = {"GUARD_URL": guard.base_url, "GUARD_MODE": "always", "GUARD_MODEL": "guard-m"}
+    try:
+        with traced_app(monkeypatch, receiver, fake, settings) as runtime:
+            answer = ask(runtime, QUESTION, index_name="demo")
+            spans = flushed(receiver, answer["sentinel"]["requestId"])
+    finally:
+        guard.stop()
+
+    (introspect,) = [s for s in spans if s.name == "sentinel.introspect"]
+    (guard_call,) = [s for s in spans if s.attributes.get("sentinel.guard") is True]
+    assert guard_call.kind == "client" and guard_call.name == "chat guard-m"
+    assert guard_call.parent_id == introspect.span_id
+    assert guard_call.attributes["gen_ai.request.model"] == "guard-m"
+    (sent,) = guard.requests
+    assert sent["headers"]["traceparent"].split("-")[1:3] == [
+        guard_call.trace_id,
+        guard_call.span_id,
+    ]
 
 
 def test_a_refused_turns_audit_record_names_its_trace(
