@@ -192,7 +192,8 @@ async def preflight(request: PipelineRequest, context: PipelineContext) -> Prefl
             if tracing.capture_content():
                 canonicalised.set(**{"sentinel.prompt": prompt.text})
         state = await _introspect(prompt, context)
-        span.set(**_introspection_attributes(state))
+        if span.recording:
+            span.set(**_introspection_attributes(state))
     with timer.stage("gate") as span:
         plan = planner.plan_retrieval(prompt, state, config.gate, now)
         if request.top_k is not None and plan.action != "no_retrieve":
@@ -353,7 +354,8 @@ async def complete(
                     prompt.text, kept, chosen, bundle, request=request, context=context
                 )
                 answer = generated.answer
-            span.set(**_answer_attributes(answer))
+            if span.recording:
+                span.set(**_answer_attributes(answer))
         with timer.stage("cite") as span:
             claims = generated.claims
             judged = await _judged_by_model(answer, claims, kept, context)
