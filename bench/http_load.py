@@ -477,7 +477,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def _start_echo(root: Path, name: str, stack: tuple[str, str] | None = None) -> Server:
+def start_echo(root: Path, name: str, stack: tuple[str, str] | None = None) -> Server:
     port = free_port()
     log_path = root / f"{name}-{port}.log"
     code = (
@@ -548,11 +548,11 @@ def servers(
     with ExitStack() as stack:
         started: list[Server] = []
         stack.callback(lambda: [stop_process(s.process) for s in reversed(started)])
-        upstream = _start_echo(root, "upstream")
+        upstream = start_echo(root, "upstream")
         started.append(upstream)
-        started.append(_start_echo(root, "echo"))
+        started.append(start_echo(root, "echo"))
         if h11_floor:
-            started.append(_start_echo(root, H11_ECHO, H11_STACK))
+            started.append(start_echo(root, H11_ECHO, H11_STACK))
         for name, guardrails in (("off", False), ("default", True)):
             started.append(
                 _start_sentinel(root, name, upstream, guardrails=guardrails, watch_gc=watch_gc)

@@ -21,7 +21,10 @@ guardrails' recall per secret kind, and what they change in benign look-alikes, 
 labelled set (``secrets_detectors``). The HTTP hot path under wrk (``http_load``, issue 23):
 default policy at least 0.85x guardrails off, guardrails off at least 0.2x a bare ASGI app
 under the same uvicorn (``bench/http_load.py --tail`` for p99 against p50 at one client); the
-upstream client alone against the httpx client it replaced (``upstream_client``), and each
+upstream client alone against the httpx client it replaced (``upstream_client``), 800
+clients on a model server taking 1 s per answer (``overload``, issue 34): no client timeout,
+every refusal 429/503 with Retry-After, served throughput at least 0.8x the CPU-bound rate, RSS
+growth at most 64 MB, served p99 at most 3x the upstream's latency, and each
 default-policy scanner's CPU per short answer (``scanner_answer_cost``). What a guard model
 adds to a turn (``guard_cascade``, issue 32): the share of the public request sets that
 reaches it with ``guard.mode: uncertain``, and the added p50/p99 of ``uncertain`` and
@@ -48,6 +51,7 @@ import index_memory  # noqa: E402
 import injection_speed  # noqa: E402
 import judge_encoder  # noqa: E402
 import judge_examples  # noqa: E402
+import overload  # noqa: E402
 import reload_under_load  # noqa: E402
 import request_judge  # noqa: E402
 import scanner_answer_cost  # noqa: E402
@@ -85,6 +89,7 @@ def main() -> int:  # noqa: PLR0915 (one if per benchmark)
             "governance",
             "stores",
             "http_load",
+            "overload",
             "tracing_cost",
             "upstream_client",
             "guard_cascade",
@@ -142,6 +147,8 @@ def main() -> int:  # noqa: PLR0915 (one if per benchmark)
         print()
     if args.only in (None, "http_load"):
         print(http_load.run(quick=args.quick), flush=True)  # exits if wrk cannot be fetched
+    if args.only in (None, "overload"):
+        print(overload.run(quick=args.quick), flush=True)
         print()
     if args.only in (None, "tracing_cost"):
         print(tracing_cost.run(quick=args.quick), flush=True)

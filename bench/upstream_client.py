@@ -30,6 +30,7 @@ if str(HERE) not in sys.path:
 
 import http_load  # noqa: E402
 from sentinel_runtime.llm.http_client import Sessions  # noqa: E402
+from sentinel_runtime.settings import DEFAULT_LLM_MAX_CONNECTIONS  # noqa: E402
 from stats import table  # noqa: E402
 from support.runtime import stop_process  # noqa: E402
 
@@ -57,7 +58,7 @@ async def _timed(post: Post, requests: int, concurrency: int) -> tuple[float, fl
 
 
 async def _with_aiohttp(url: str, requests: int, concurrency: int) -> tuple[float, float]:
-    sessions = Sessions(headers={}, timeout=30.0)
+    sessions = Sessions(headers={}, timeout=30.0, max_connections=DEFAULT_LLM_MAX_CONNECTIONS)
 
     async def post() -> None:
         status, body = await sessions.fetch("POST", url, http_load.REQUEST_BODY)
@@ -86,7 +87,7 @@ def run(quick: bool = False, *, requests: int = 3200, rounds: int = 3) -> str:
     if quick:
         requests, rounds = 640, 1
     with tempfile.TemporaryDirectory() as tmp:
-        echo = http_load._start_echo(Path(tmp), "echo")
+        echo = http_load.start_echo(Path(tmp), "echo")
         url = f"{echo.base_url}/v1/chat/completions"
         try:
             measured: dict[tuple[str, int], list[tuple[float, float]]] = {}

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from sentinel_runtime import settings as runtime_settings
 from sentinel_runtime.guard import config as guard_config
 
 GROUP = "rag.sentinel.dev"
@@ -149,6 +150,35 @@ class InferenceServiceSpec(_Model):
     context_window_size: int | None = Field(
         default=None, ge=1, description="Input plus output tokens the LLM accepts."
     )
+    max_connections: int | None = Field(
+        default=None,
+        ge=1,
+        le=runtime_settings.LLM_MAX_CONNECTIONS_LIMIT,
+        description="Connections each runtime pod holds open to the LLM at most "
+        "(LLM_MAX_CONNECTIONS), at least admission.maxInFlightTurns; default: twice it.",
+    )
+
+
+class AdmissionSpec(_Model):
+    """How many turns each runtime pod runs at once and how long the others may wait
+    (README "Under load"); absent fields keep the runtime's defaults."""
+
+    max_in_flight_turns: int | None = Field(
+        default=None,
+        ge=1,
+        le=runtime_settings.MAX_INFLIGHT_TURNS_LIMIT,
+        description="Turns (chat, completions, /answer, /retrieve) run at once per pod, a "
+        "stream until it ends (MAX_INFLIGHT_TURNS; default "
+        f"{runtime_settings.DEFAULT_MAX_INFLIGHT_TURNS}). As many more may wait.",
+    )
+    max_queue_seconds: float | None = Field(
+        default=None,
+        ge=0,
+        le=runtime_settings.MAX_QUEUE_SECONDS_LIMIT,
+        description="Longest a turn waits for a slot before 503 with Retry-After "
+        f"(MAX_QUEUE_SECONDS; default {runtime_settings.DEFAULT_MAX_QUEUE_SECONDS:g}); 0: no "
+        "queue, 429 at once.",
+    )
 
 
 class GuardSpec(_Model):
@@ -259,6 +289,11 @@ class RAGEngineSpec(_Model):
         default=None,
         description="Who may call the runtime; absent: no key is needed.",
     )
+    admission: AdmissionSpec | None = Field(
+        default=None,
+        description="Admission control of each runtime pod: turns in flight and their wait; "
+        "absent: the runtime's defaults.",
+    )
     replicas: int = Field(
         default=1,
         ge=0,
@@ -286,6 +321,23 @@ class RAGEngineSpec(_Model):
         description="Name of a second Service for index input (KAITO's field), selecting the "
         "same pods and port; unset or equal to the query Service's name: none.",
     )
+
+    @model_validator(mode="after")
+    def _connections_cover_turns(self) -> RAGEngineSpec:
+        # The runtime's own rule, so a spec it would refuse at start is refused here.
+        inference, admission = self.inference_service, self.admission
+        connections = inference.max_connections if inference is not None else None
+        turns = admission.max_in_flight_turns if admission is not None else None
+        problem = runtime_settings.connections_problem(
+            connections or 0, turns or runtime_settings.DEFAULT_MAX_INFLIGHT_TURNS
+        )
+        if problem is not None:
+            raise ValueError(
+                problem.replace("LLM_MAX_CONNECTIONS", "inferenceService.maxConnections").replace(
+                    "MAX_INFLIGHT_TURNS", "admission.maxInFlightTurns"
+                )
+            )
+        return self
 
 
 class SkippedScanner(_Model):

@@ -78,6 +78,9 @@ ENV = {
         "LLM_MODEL",
         "LLM_CONTEXT_WINDOW",
         "LLM_ACCESS_SECRET",
+        "LLM_MAX_CONNECTIONS",
+        "MAX_INFLIGHT_TURNS",
+        "MAX_QUEUE_SECONDS",
         "EMBEDDING_TYPE",
         "EMBEDDING_MODEL_ID",
         "EMBEDDING_URL",
@@ -262,6 +265,7 @@ def _env(engine: Engine) -> list[dict[str, Any]]:
                     },
                 }
             )
+    env.extend(_admission_env(spec))
     env.extend(_embedding_env(spec))
     env.extend(_vector_db_env(engine))
     env.extend(_guard_env(spec))
@@ -275,6 +279,22 @@ def _env(engine: Engine) -> list[dict[str, Any]]:
         )
     env.extend(_tracing_env(engine))
     return env
+
+
+def _admission_env(spec: crd.RAGEngineSpec) -> list[dict[str, Any]]:
+    """Only what the spec sets: an absent field keeps the runtime's default (README "Under
+    load"), and server-side apply removes a variable an earlier spec set."""
+    inference, admission = spec.inference_service, spec.admission
+    values = {
+        "LLM_MAX_CONNECTIONS": inference.max_connections if inference is not None else None,
+        "MAX_INFLIGHT_TURNS": admission.max_in_flight_turns if admission is not None else None,
+        "MAX_QUEUE_SECONDS": admission.max_queue_seconds if admission is not None else None,
+    }
+    return [
+        {"name": ENV[name], "value": f"{value:g}"}
+        for name, value in values.items()
+        if value is not None
+    ]
 
 
 def _tracing_env(engine: Engine) -> list[dict[str, Any]]:

@@ -11,6 +11,39 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 POLICY_MOUNT_PATH = "/etc/sentinel/guardrails/guardrails.yaml"
 # The endpoints LLM_INFERENCE_URL may end with (checked in this order).
 LLM_ENDPOINTS = ("/chat/completions", "/completions")
+# Admission (README "Under load", which gives the reasoning). A turn holds its slot for the
+# model's whole answer, so turns in flight = turns a second x seconds an answer takes. One
+# runtime process does 430-730 turns a second of its own work (bench/overload.py), but a turn
+# costs more CPU with hundreds open at once (1.4 ms among 32, 1.9 ms at 512, 2.6 ms at 800),
+# so past about 512 more slots only lengthen every turn. A vLLM/KAITO server batches 256
+# sequences (1024 on 80 GB GPUs with vLLM's V1 engine) and queues the rest itself: 512 keeps
+# its batch full from one replica without hiding an unbounded queue there.
+DEFAULT_MAX_INFLIGHT_TURNS = 512
+# Unset, LLM_MAX_CONNECTIONS is two connections a turn: a turn may hold a second upstream
+# call (a guard model on the same server, best-of-N candidates) while its first is open, and
+# a pool that runs dry queues calls inside aiohttp, where no metric sees them.
+CONNECTIONS_PER_TURN = 2
+DEFAULT_LLM_MAX_CONNECTIONS = CONNECTIONS_PER_TURN * DEFAULT_MAX_INFLIGHT_TURNS
+# A second: long enough to ride out a burst (at 400 answers a second a slot frees every
+# 2.5 ms), short enough that a shed client hears so within a second, and a served answer
+# waits at most one second more than the model takes.
+DEFAULT_MAX_QUEUE_SECONDS = 1.0
+# Bounds that catch a unit mistake (milliseconds for seconds) before the pod starts.
+MAX_QUEUE_SECONDS_LIMIT = 60.0
+MAX_INFLIGHT_TURNS_LIMIT = 10_000
+LLM_MAX_CONNECTIONS_LIMIT = 20_000
+
+
+def connections_problem(connections: int, turns: int) -> str | None:
+    """Why ``LLM_MAX_CONNECTIONS`` cannot serve ``MAX_INFLIGHT_TURNS`` (None: it can; 0 is
+    the default, twice the turns). The operator checks a RAGEngine's spec with it too."""
+    if connections and connections < turns:
+        return (
+            f"LLM_MAX_CONNECTIONS ({connections}) is below MAX_INFLIGHT_TURNS ({turns}): "
+            "admitted turns would wait for an upstream connection in a queue nothing bounds "
+            "or counts; raise LLM_MAX_CONNECTIONS or lower MAX_INFLIGHT_TURNS"
+        )
+    return None
 
 
 class Settings(BaseSettings):
@@ -44,6 +77,29 @@ class Settings(BaseSettings):
     )
     LLM_TIMEOUT_SECONDS: float = Field(
         default=60.0, gt=0, description="Total time allowed for one upstream call."
+    )
+    LLM_MAX_CONNECTIONS: int = Field(
+        default=0,
+        ge=0,
+        le=LLM_MAX_CONNECTIONS_LIMIT,
+        description="Connections to the upstream LLM (and to a guard server) held open at "
+        "most; at least MAX_INFLIGHT_TURNS, so an admitted turn never waits for one. 0: twice "
+        "MAX_INFLIGHT_TURNS.",
+    )
+    MAX_INFLIGHT_TURNS: int = Field(
+        default=DEFAULT_MAX_INFLIGHT_TURNS,
+        ge=1,
+        le=MAX_INFLIGHT_TURNS_LIMIT,
+        description="Turns (chat, completions, /answer, /retrieve, /debug/retrieval) run at "
+        "once; a stream holds its turn until it ends. More wait up to MAX_QUEUE_SECONDS.",
+    )
+    MAX_QUEUE_SECONDS: float = Field(
+        default=DEFAULT_MAX_QUEUE_SECONDS,
+        ge=0,
+        le=MAX_QUEUE_SECONDS_LIMIT,
+        description="Longest a turn waits for a free slot before it is answered 503 with "
+        "Retry-After; the queue holds at most MAX_INFLIGHT_TURNS turns (more: 429 at once). "
+        "0: no queue.",
     )
     GUARD_URL: str = Field(
         default="",
@@ -161,6 +217,17 @@ class Settings(BaseSettings):
         if self.EMBEDDING_TYPE == "remote" and not self.EMBEDDING_URL.strip():
             raise ValueError("EMBEDDING_TYPE=remote needs EMBEDDING_URL")
         return self
+
+    @model_validator(mode="after")
+    def _connections_cover_turns(self) -> Settings:
+        problem = connections_problem(self.LLM_MAX_CONNECTIONS, self.MAX_INFLIGHT_TURNS)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+    def upstream_connections(self) -> int:
+        """``LLM_MAX_CONNECTIONS``, or twice ``MAX_INFLIGHT_TURNS`` when it is 0."""
+        return self.LLM_MAX_CONNECTIONS or CONNECTIONS_PER_TURN * self.MAX_INFLIGHT_TURNS
 
     @model_validator(mode="after")
     def _milvus_needs_url(self) -> Settings:

@@ -12,7 +12,9 @@ import yaml
 
 from sentinel_operator import cli as operator_cli
 from sentinel_operator import crd, manifests
+from sentinel_runtime import settings as runtime_settings
 from sentinel_runtime.cli import build_parser
+from sentinel_runtime.observability import metrics as runtime_metrics
 from support.chart import (
     ALL_FEATURES,
     CHART,
@@ -145,6 +147,7 @@ def test_every_optional_feature(all_features: list[dict[str, Any]]) -> None:
             *DEFAULT_KINDS,
             "ClusterKopfPeering",
             "ConfigMap",  # the dashboard
+            "HorizontalPodAutoscaler",
             "PrometheusRule",
             "ServiceMonitor",
             "ServiceMonitor",
@@ -358,3 +361,36 @@ def test_names_follow_the_release() -> None:
     assert find(objects, "Deployment")["metadata"]["name"] == "acme-operator"
     # The policy template keeps the name the operator looks for.
     find(objects, "ConfigMap", manifests.POLICY_TEMPLATE)
+
+
+def test_autoscaling_scales_each_engine_on_the_turns_in_flight(all_features) -> None:
+    hpa = find(all_features, "HorizontalPodAutoscaler", "rag")
+    assert hpa["metadata"]["namespace"] == "shop"
+    spec = hpa["spec"]
+    # The RAGEngine's scale subresource, as the CRD declares it.
+    assert spec["scaleTargetRef"] == {
+        "apiVersion": f"{crd.GROUP}/{crd.VERSION}",
+        "kind": crd.KIND,
+        "name": "rag",
+    }
+    assert crd.crd_manifest()["spec"]["versions"][0]["subresources"]["scale"] == crd.SCALE
+    assert (spec["minReplicas"], spec["maxReplicas"]) == (2, 10)
+    assert spec["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 120
+    [metric] = spec["metrics"]
+    assert metric["type"] == "Pods"
+    assert metric["pods"]["target"] == {"type": "AverageValue", "averageValue": "200"}
+    # The metric the adapter serves under that name is the runtime's in-flight gauge.
+    adapter = yaml.safe_load((CHART / "files" / "prometheus-adapter-rules.yaml").read_text())
+    [rule] = adapter["rules"]["custom"]
+    served = metric["pods"]["metric"]["name"]
+    assert rule["name"]["as"] == served
+    assert served == runtime_metrics.TURNS_IN_FLIGHT.describe()[0].name
+    assert rule["seriesQuery"].startswith(served + "{")
+    assert set(rule["resources"]["overrides"]) == {"namespace", "pod"}
+
+
+def test_autoscaling_target_defaults_to_half_the_default_turn_limit(defaults) -> None:
+    assert not [o for o in defaults if o["kind"] == "HorizontalPodAutoscaler"]
+    values = yaml.safe_load((CHART / "values.yaml").read_text(encoding="utf-8"))
+    target = values["autoscaling"]["targetInFlightPerPod"]
+    assert target == runtime_settings.DEFAULT_MAX_INFLIGHT_TURNS // 2

@@ -20,6 +20,7 @@ NEEDED = {
     "SentinelEngineNotReady",
     "SentinelLLMUpstreamErrors",
     "SentinelHighServerErrorRatio",
+    "SentinelTurnsShed",
     "SentinelOperatorReconcileErrors",
 }
 

@@ -471,3 +471,73 @@ def test_without_auth_no_keys_file_is_mounted() -> None:
 def test_a_keys_secret_needs_a_name_and_a_valid_key(auth: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         crd.RAGEngineSpec.model_validate({**BASE, "auth": auth})
+
+
+def _admission_env(spec: dict[str, Any]) -> dict[str, Any]:
+    names = {"LLM_MAX_CONNECTIONS", "MAX_INFLIGHT_TURNS", "MAX_QUEUE_SECONDS"}
+    env = env_of(manifests.deployment(engine(spec)))
+    return {k: v for k, v in env.items() if k in names}
+
+
+def test_admission_spec_reaches_the_runtime_as_written() -> None:
+    spec = {
+        **BASE,
+        "inferenceService": {"url": "http://vllm:8000/v1", "maxConnections": 900},
+        "admission": {"maxInFlightTurns": 300, "maxQueueSeconds": 0.25},
+    }
+    env = _admission_env(spec)
+    assert env == {
+        "LLM_MAX_CONNECTIONS": "900",
+        "MAX_INFLIGHT_TURNS": "300",
+        "MAX_QUEUE_SECONDS": "0.25",
+    }
+    # Values the runtime's settings accept as they are.
+    assert (
+        Settings(**env).model_dump().items()
+        >= {
+            "LLM_MAX_CONNECTIONS": 900,
+            "MAX_INFLIGHT_TURNS": 300,
+            "MAX_QUEUE_SECONDS": 0.25,
+        }.items()
+    )
+
+
+def test_without_admission_the_runtime_keeps_its_defaults() -> None:
+    assert _admission_env(BASE) == {}
+    assert _admission_env({**BASE, "admission": {"maxQueueSeconds": 0}}) == {
+        "MAX_QUEUE_SECONDS": "0"
+    }
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param(
+            {
+                "inferenceService": {"url": "http://vllm/v1", "maxConnections": 100},
+                "admission": {"maxInFlightTurns": 200},
+            },
+            id="fewer-connections-than-turns",
+        ),
+        pytest.param(
+            {"inferenceService": {"url": "http://vllm/v1", "maxConnections": 100}},
+            id="fewer-connections-than-the-default-turns",
+        ),
+    ],
+)
+def test_connections_below_turns_are_refused_as_the_runtime_would(spec: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match=r"inferenceService.maxConnections \(100\) is below"):
+        crd.RAGEngineSpec.model_validate({**BASE, **spec})
+
+
+@pytest.mark.parametrize(
+    "admission",
+    [
+        pytest.param({"maxInFlightTurns": 0}, id="no-turns"),
+        pytest.param({"maxQueueSeconds": -1}, id="negative-wait"),
+        pytest.param({"maxQueueSeconds": 600}, id="milliseconds-for-seconds"),
+    ],
+)
+def test_admission_out_of_range_is_refused(admission: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        crd.RAGEngineSpec.model_validate({**BASE, "admission": admission})

@@ -60,6 +60,11 @@ ALL_FEATURES: dict[str, Any] = {
     "service": {"port": 9090},
     "serviceMonitor": {"enabled": True, "interval": "15s", "labels": {"release": "prom"}},
     "prometheusRule": {"enabled": True, "labels": {"release": "prom"}},
+    "autoscaling": {
+        "engines": [{"name": "rag", "namespace": "shop", "minReplicas": 2, "maxReplicas": 10}],
+        "targetInFlightPerPod": 200,
+        "scaleDownStabilizationSeconds": 120,
+    },
     "dashboard": {
         "enabled": True,
         "namespace": "monitoring",

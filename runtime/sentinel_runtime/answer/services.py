@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sentinel_runtime.answer.admission import AdmissionController
 from sentinel_runtime.answer.context_window import ContextWindow
 from sentinel_runtime.demo import corpus
 from sentinel_runtime.governance import rulebase as governance_rulebase
@@ -52,6 +53,7 @@ class Services:
     indexes: IndexManager
     audit: AuditLog
     governance: Governance
+    admission: AdmissionController
     reloader: FileReloader | None = None
     guards: GuardRegistry = field(default_factory=lambda: GuardRegistry(""))
     # The guard section's keys the environment sets (GUARD_*), under each policy's own.
@@ -95,6 +97,7 @@ def _generator(settings: Settings) -> Generator:
         access_secret=settings.LLM_ACCESS_SECRET,
         model=settings.LLM_MODEL,
         timeout=settings.LLM_TIMEOUT_SECONDS,
+        max_connections=settings.upstream_connections(),
     )
 
 
@@ -225,7 +228,13 @@ def build_services(settings: Settings) -> Services:
         indexes=indexes,
         audit=_audit(settings),
         governance=governance,
+        admission=AdmissionController(
+            max_in_flight=settings.MAX_INFLIGHT_TURNS,
+            max_queue_seconds=settings.MAX_QUEUE_SECONDS,
+        ),
         reloader=_reloader(settings, state),
-        guards=GuardRegistry(settings.GUARD_ACCESS_SECRET),
+        guards=GuardRegistry(
+            settings.GUARD_ACCESS_SECRET, max_connections=settings.upstream_connections()
+        ),
         guard_defaults=guard_config.environment_defaults(settings.guard_environment()),
     )

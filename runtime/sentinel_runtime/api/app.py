@@ -13,6 +13,7 @@ from sentinel_runtime import __version__
 from sentinel_runtime.access.control import AccessControl, KeysState
 from sentinel_runtime.answer.services import build_services
 from sentinel_runtime.api import errors
+from sentinel_runtime.api.admission_gate import AdmissionGate
 from sentinel_runtime.api.request_guard import RequestGuard
 from sentinel_runtime.api.request_metrics import RequestMetrics
 from sentinel_runtime.api.request_tracing import RequestTracing
@@ -87,7 +88,9 @@ def create_app(settings: Settings | None = None, *, freeze_heap: bool = False) -
     app.add_exception_handler(GovernanceError, governance.governance_error)
     errors.install(app)
 
-    # The guard sits inside the metrics middleware, so its refusals are counted too.
+    # Admission sits inside the guard (a refused request takes no slot) and the metrics
+    # middleware (shed turns are counted); the guard inside the metrics, so its refusals are too.
+    app.add_middleware(AdmissionGate)
     app.add_middleware(
         RequestGuard,
         max_body_bytes=settings.MAX_REQUEST_BYTES,

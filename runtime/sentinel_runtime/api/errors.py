@@ -70,9 +70,11 @@ _DESCRIBED: dict[int | str, str] = {
     # Declared so FastAPI does not describe a 422 list body that no route returns.
     "4XX": "Another refusal: 403 outside the key's scope, 404 unknown resource (or one "
     "outside the key's read scope), 409 state conflict, 422 a request the domain cannot "
-    "accept, 429 the key's or the upstream's rate limit (same body; some add fields).",
+    "accept, 429 the key's or the upstream's rate limit or, on a turn, every slot and queue "
+    "place taken (with Retry-After; same body; some add fields).",
     "5XX": "502/504 the upstream model server failed or timed out; 503 no usable guardrails "
-    "policy or index store.",
+    "policy or index store, or, on a turn, no slot freed within MAX_QUEUE_SECONDS (with "
+    "Retry-After).",
 }
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": text} for status, text in _DESCRIBED.items()

@@ -4,9 +4,11 @@ The label is the template of the route the app's router chose (``/indexes/{name}
 from the ASGI scope after routing), so a path parameter never becomes a label value and the
 number of series stays bounded by the routes the app declares. A request that reached no
 route (an unknown path, or one the request guard rejected before routing: 400, 401, 413)
-is ``other``; so is a method outside the standard ones. The ``key`` label is the name the
-request guard found (``request_guard.KEY_NAME``): a key's name from the keys file,
-``runtime-api-key``, ``anonymous`` or ``unauthenticated``.
+is ``other``; so is a method outside the standard ones. A turn admission control shed before
+routing (429, 503) is counted under its route: the gate names it in the scope
+(:data:`SHED_ROUTE`), and every admitted route is a template without parameters. The ``key``
+label is the name the request guard found (``request_guard.KEY_NAME``): a key's name from the
+keys file, ``runtime-api-key``, ``anonymous`` or ``unauthenticated``.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from sentinel_runtime.api.request_guard import KEY_NAME
 from sentinel_runtime.observability import metrics, tracing
 
 UNMATCHED = "other"
+# An ASGI scope extension key: the route of a turn shed before routing (api.admission_gate).
+SHED_ROUTE = "sentinel.shed_route"
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
 def route_template(scope: Scope) -> str:
     """The path template of the route that served ``scope``, or ``other``."""
-    path = getattr(scope.get("route"), "path", None)
+    path = getattr(scope.get("route"), "path", None) or scope.get(SHED_ROUTE)
     return path if isinstance(path, str) and path else UNMATCHED
 
 

@@ -46,11 +46,13 @@ def base_url(url: str) -> str:
 class GuardClient:
     """Posts guard requests to one server with one model and one token."""
 
-    def __init__(self, url: str, *, model: str, token: str, timeout: float) -> None:
+    def __init__(
+        self, url: str, *, model: str, token: str, timeout: float, max_connections: int
+    ) -> None:
         self.base = base_url(url)
         self.model = model
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = Sessions(headers=headers, timeout=timeout)
+        self._http = Sessions(headers=headers, timeout=timeout, max_connections=max_connections)
 
     def body(self, request: GuardRequest) -> dict[str, Any]:
         body: dict[str, Any] = dict(request.params)

@@ -13,6 +13,7 @@ import dataclasses
 import logging
 import time
 
+from sentinel_runtime import settings
 from sentinel_runtime.guard import families
 from sentinel_runtime.guard.breaker import CircuitBreaker
 from sentinel_runtime.guard.client import GuardCallError, GuardClient
@@ -155,8 +156,11 @@ class GuardRegistry:
     breaker per server, model and family (a policy reload keeps a dead endpoint's open
     circuit), built on first use."""
 
-    def __init__(self, token: str) -> None:
+    def __init__(
+        self, token: str, *, max_connections: int = settings.DEFAULT_LLM_MAX_CONNECTIONS
+    ) -> None:
         self.token = token
+        self.max_connections = max_connections  # per guard server, as LLM_MAX_CONNECTIONS
         self._judges: dict[str, GuardJudge] = {}
         self._breakers: dict[tuple[str, str, str], CircuitBreaker] = {}
         self._clients: dict[tuple[str, str, float], GuardClient] = {}
@@ -181,6 +185,7 @@ class GuardRegistry:
                     model=config.model,
                     token=self.token,
                     timeout=config.timeout_seconds,
+                    max_connections=self.max_connections,
                 )
                 self._clients[client_key] = client
             judge = GuardJudge(config, family=family_for(config), client=client, breaker=breaker)

@@ -9,10 +9,11 @@ path under load").
 What the httpx client did is kept: the same JSON body bytes, TLS verified against the same
 CA bundle (``httpx.create_ssl_context``: ``SSL_CERT_FILE``/``SSL_CERT_DIR``, else certifi's),
 proxies from the environment (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``),
-100 connections, no redirects followed (a redirect is not an answer), and the timeout for
-connecting (at most 10 s), for a free connection and between reads. The proxy is looked up
-once per URL: aiohttp's ``trust_env`` would look it up, and ``.netrc`` credentials, in a
-worker thread on every request.
+no redirects followed (a redirect is not an answer), and the timeout for connecting (at
+most 10 s), for a free connection and between reads. The proxy is looked up once per URL:
+aiohttp's ``trust_env`` would look it up, and ``.netrc`` credentials, in a worker thread on
+every request. The pool holds ``max_connections`` (``LLM_MAX_CONNECTIONS``, at least
+``MAX_INFLIGHT_TURNS``, so admitted turns do not queue here; README "Under load").
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import httpx
 
 from sentinel_runtime.observability import tracing
 
-MAX_CONNECTIONS = 100
 JSON_HEADERS = {"Content-Type": "application/json"}
 
 
@@ -51,8 +51,9 @@ class Sessions:
     """An aiohttp session opened on first use in the running event loop (a session belongs to
     one loop; the runtime has one, tests start several)."""
 
-    def __init__(self, *, headers: dict[str, str], timeout: float) -> None:
+    def __init__(self, *, headers: dict[str, str], timeout: float, max_connections: int) -> None:
         self._headers = headers
+        self._max_connections = max_connections
         self._timeout = aiohttp.ClientTimeout(
             total=None, connect=timeout, sock_connect=min(timeout, 10.0), sock_read=timeout
         )
@@ -63,7 +64,9 @@ class Sessions:
     def session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._loop is not loop:
-            connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, ssl=httpx.create_ssl_context())
+            connector = aiohttp.TCPConnector(
+                limit=self._max_connections, ssl=httpx.create_ssl_context()
+            )
             self._session = aiohttp.ClientSession(
                 headers=self._headers, timeout=self._timeout, connector=connector
             )

@@ -19,6 +19,7 @@ from typing import Any
 
 import aiohttp
 
+from sentinel_runtime import settings
 from sentinel_runtime.llm import calls, http_client, structured_output
 from sentinel_runtime.llm.messages import message_text
 from sentinel_runtime.llm.streams import DeltaStream
@@ -50,13 +51,23 @@ class UpstreamError(Exception):
 
 
 class UpstreamGenerator:
-    def __init__(self, *, chat_url: str, access_secret: str, model: str, timeout: float) -> None:
+    def __init__(
+        self,
+        *,
+        chat_url: str,
+        access_secret: str,
+        model: str,
+        timeout: float,
+        max_connections: int = settings.DEFAULT_LLM_MAX_CONNECTIONS,
+    ) -> None:
         self.chat_url = chat_url
         self.models_url = chat_url.removesuffix("/chat/completions") + "/models"
         self.default_model = model
         self._structured = structured_output.Preference()
         headers = {"Authorization": f"Bearer {access_secret}"} if access_secret else {}
-        self._http = http_client.Sessions(headers=headers, timeout=timeout)
+        self._http = http_client.Sessions(
+            headers=headers, timeout=timeout, max_connections=max_connections
+        )
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -82,6 +82,30 @@ UPSTREAM_ERRORS = Counter(
     ["reason"],
 )
 
+# Admission control (ours; answer.admission, README "Under load"). A turn is a request that
+# runs the pipeline: chat, completions, /answer, /retrieve, /debug/retrieval.
+TURNS_IN_FLIGHT = Gauge(
+    "rag_turns_in_flight",
+    "Turns running now (a streamed answer counts until its stream ends): what an autoscaler "
+    "should scale on.",
+)
+TURNS_QUEUED = Gauge("rag_turns_queued", "Turns waiting for a free slot (MAX_QUEUE_SECONDS).")
+TURNS_MAX_IN_FLIGHT = Gauge(
+    "rag_turns_max_in_flight", "Turns that may run at once (MAX_INFLIGHT_TURNS)."
+)
+TURN_QUEUE_WAIT = Histogram(
+    "rag_turn_queue_wait_seconds",
+    "Time each admitted turn waited for a slot (0 when one was free); its count is the "
+    "turns admitted.",
+    buckets=(0.0, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
+)
+TURNS_SHED = Counter(
+    "rag_turns_shed",
+    "Turns refused by admission control, by admitted route and reason: queue_full (429 at "
+    "once) or queue_timeout (503 after MAX_QUEUE_SECONDS).",
+    ["route", "reason"],
+)
+
 # Every HTTP request (ours). ``route`` is the matched route template (``/indexes/{name}``),
 # never the raw path; a path no route matches is ``other``. ``method`` is one of the
 # standard methods or ``other``; ``status`` is the response code; ``key`` is the name of the

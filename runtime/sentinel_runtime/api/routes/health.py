@@ -1,10 +1,14 @@
 """Liveness, readiness and the Prometheus scrape endpoint.
 
 ``/ready`` is 503 only while guardrails are enabled and no policy is active. Its body also
-says what serves degraded: a failed policy reload (the previous policy keeps serving) and
-the indexes, loaded and quarantined at start (``index.backends``). ``/ready`` is open (the
-kubelet calls it without a key), so with scoped keys (``RUNTIME_KEYS_FILE``) it counts the
-indexes instead of naming them: a key sees only the names it may read (``GET /indexes``).
+says what serves degraded: a failed policy reload (the previous policy keeps serving), the
+indexes, loaded and quarantined at start (``index.backends``), and admission (turns in flight
+and queued against their bounds). ``/ready`` is open (the kubelet calls it without a key), so
+with scoped keys (``RUNTIME_KEYS_FILE``) it counts the indexes instead of naming them: a key
+sees only the names it may read (``GET /indexes``). A saturated replica stays ready:
+Kubernetes would take it out of the Service, its load would fall on the others, saturate them
+in turn, and with every replica out the Service answers nothing at all; shedding with 429/503
+and Retry-After is how it says "not now" (README "Under load").
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ async def ready(services: ServicesDep, request: Request) -> JSONResponse:
     if request.app.state.access.scoped:
         indexes = _counted(indexes)
     body["indexes"] = indexes
+    body["admission"] = services.admission.saturation().describe()
     return JSONResponse(body, status_code=200 if state.ready else 503)
 
 
