@@ -28,7 +28,8 @@ growth at most 64 MB, served p99 at most 3x the upstream's latency, and each
 default-policy scanner's CPU per short answer (``scanner_answer_cost``). What a guard model
 adds to a turn (``guard_cascade``, issue 32): the share of the public request sets that
 reaches it with ``guard.mode: uncertain``, and the added p50/p99 of ``uncertain`` and
-``always`` over guard off, against a fake guard answering in 40 ms.
+``always`` over guard off, against a fake guard answering in 40 ms. What OpenTelemetry tracing
+costs that hot path (``tracing_cost``, issue 36): req/s off, sampled at 10 % and at 100 %.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ import secrets_detectors  # noqa: E402
 import secrets_long_line  # noqa: E402
 import store_compare  # noqa: E402
 import streaming  # noqa: E402
+import tracing_cost  # noqa: E402
 import upstream_client  # noqa: E402
 
 
@@ -88,6 +90,7 @@ def main() -> int:  # noqa: PLR0915 (one if per benchmark)
             "stores",
             "http_load",
             "overload",
+            "tracing_cost",
             "upstream_client",
             "guard_cascade",
         ],
@@ -146,6 +149,9 @@ def main() -> int:  # noqa: PLR0915 (one if per benchmark)
         print(http_load.run(quick=args.quick), flush=True)  # exits if wrk cannot be fetched
     if args.only in (None, "overload"):
         print(overload.run(quick=args.quick), flush=True)
+        print()
+    if args.only in (None, "tracing_cost"):
+        print(tracing_cost.run(quick=args.quick), flush=True)
         print()
     if args.only in (None, "upstream_client"):
         print(upstream_client.run(quick=args.quick), flush=True)

@@ -21,7 +21,6 @@ def _crd(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import asyncio
 
     import kopf
     from prometheus_client import start_http_server
@@ -30,12 +29,27 @@ def _run(args: argparse.Namespace) -> int:
         handlers,  # noqa: F401  (registers the handlers)
         metrics,
     )
+    from sentinel_runtime.observability import tracing
 
     kopf.configure(log_format=kopf.LogFormat.JSON, verbose=args.verbose)
     if not args.verbose:  # one line per handler run is noise in production
         logging.getLogger("kopf").setLevel(logging.WARNING)
     start_http_server(args.metrics_port, addr=args.metrics_host, registry=metrics.REGISTRY)
+    # Reconcile spans, off unless the OTEL_* variables ask for them (docs/tracing.md).
+    tracing.configure("sentinel-operator")
     peering = args.peering or args.peering_name is not None
+    try:
+        _operate(args, peering)
+    finally:
+        tracing.shutdown()  # exports the spans still queued
+    return 0
+
+
+def _operate(args: argparse.Namespace, peering: bool) -> None:
+    import asyncio
+
+    import kopf
+
     asyncio.run(
         kopf.operator(
             clusterwide=not args.namespace,
@@ -48,7 +62,6 @@ def _run(args: argparse.Namespace) -> int:
             liveness_endpoint=f"http://{args.health_host}:{args.health_port}/healthz",
         )
     )
-    return 0
 
 
 def peering_priority(requested: int | None) -> int:

@@ -99,8 +99,8 @@ def sentinel_engine_rechecks(
 @kopf.on.resume(*RESOURCE)
 @kopf.on.create(*RESOURCE)
 @kopf.on.update(*RESOURCE, field="spec")
-def sentinel_ragengine_reconcile(body: kopf.Body, **_: Any) -> None:
-    _post(dict(body), reconcile.reconcile(dict(body), SETTINGS))
+def sentinel_ragengine_reconcile(body: kopf.Body, reason: kopf.Reason, **_: Any) -> None:
+    _post(dict(body), reconcile.reconcile(dict(body), SETTINGS, trigger=str(reason.value)))
 
 
 @kopf.on.event(*RESOURCE)
@@ -128,7 +128,7 @@ def _recheck(namespace: str, name: str) -> None:
     engine = k8s.read_engine(namespace, name)
     if engine is not None:
         with _unless_namespace_terminates():
-            _post(engine, reconcile.reconcile(engine, SETTINGS))
+            _post(engine, reconcile.reconcile(engine, SETTINGS, trigger="recheck"))
 
 
 class Owner(NamedTuple):

@@ -112,6 +112,8 @@ class Engine:
     uid: str
     spec: crd.RAGEngineSpec
     default_image: str
+    # The operator's OTel variables the runtime inherits (config.runtime_tracing_env).
+    tracing_env: tuple[tuple[str, str], ...] = ()
 
     @property
     def policy_config_map(self) -> str | None:
@@ -275,6 +277,7 @@ def _env(engine: Engine) -> list[dict[str, Any]]:
         env.append(
             {"name": ENV["VECTOR_DB_PERSIST_DIR"], "value": storage.persistent_volume.mount_path}
         )
+    env.extend(_tracing_env(engine))
     return env
 
 
@@ -292,6 +295,18 @@ def _admission_env(spec: crd.RAGEngineSpec) -> list[dict[str, Any]]:
         for name, value in values.items()
         if value is not None
     ]
+
+
+def _tracing_env(engine: Engine) -> list[dict[str, Any]]:
+    """The operator's OTel variables (docs/tracing.md), with the engine's namespace and name
+    added to the resource attributes so that a tracing UI tells the engines apart."""
+    if not engine.tracing_env:
+        return []
+    inherited = dict(engine.tracing_env)
+    where = f"k8s.namespace.name={engine.namespace},sentinel.ragengine={engine.name}"
+    given = inherited.get("OTEL_RESOURCE_ATTRIBUTES", "").strip().strip(",")
+    inherited["OTEL_RESOURCE_ATTRIBUTES"] = f"{given},{where}" if given else where
+    return [{"name": name, "value": value} for name, value in sorted(inherited.items())]
 
 
 def _embedding_env(spec: crd.RAGEngineSpec) -> list[dict[str, Any]]:

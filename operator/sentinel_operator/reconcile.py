@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,7 @@ from sentinel_operator import (
     storage_status,
 )
 from sentinel_operator.config import OperatorSettings
+from sentinel_runtime.observability import tracing
 
 LOG = logging.getLogger(__name__)
 
@@ -114,11 +116,40 @@ def build_engine(body: dict[str, Any], settings: OperatorSettings) -> manifests.
     if spec.query_service_name is None and manifests.name_problem(meta["name"]):
         return None
     return manifests.Engine(
-        meta["name"], meta["namespace"], meta["uid"], spec, settings.RUNTIME_IMAGE
+        meta["name"],
+        meta["namespace"],
+        meta["uid"],
+        spec,
+        settings.RUNTIME_IMAGE,
+        settings.runtime_tracing_env(),
     )
 
 
 def _policy(
+    engine: manifests.Engine, settings: OperatorSettings, notices: list[Notice]
+) -> policy_status.PolicyJudgement:
+    """The policy's judgement, as a span (docs/tracing.md)."""
+    attributes = {
+        "k8s.namespace.name": engine.namespace,
+        "sentinel.ragengine.name": engine.name,
+        "sentinel.policy.config_map": engine.policy_config_map or "",
+    }
+    with tracing.span("sentinel.policy.validate", attributes) as span:
+        judgement = _judge_policy(engine, settings, notices)
+        status = judgement.status or {}
+        span.set(
+            **{
+                "sentinel.policy.ready": judgement.condition.get("status", ""),
+                "sentinel.policy.reason": judgement.condition.get("reason", ""),
+                "sentinel.policy.hash": status.get("sha256"),
+                "sentinel.policy.active_scanners": status.get("activeScanners"),
+                "sentinel.policy.skipped": len(status.get("skipped") or []),
+            }
+        )
+        return judgement
+
+
+def _judge_policy(
     engine: manifests.Engine, settings: OperatorSettings, notices: list[Notice]
 ) -> policy_status.PolicyJudgement:
     # Judged without a generation: the callers stamp the one they write status for.
@@ -193,8 +224,32 @@ def _deleting(body: dict[str, Any]) -> bool:
     return bool(body["metadata"].get("deletionTimestamp"))
 
 
-def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
-    """Apply everything a RAGEngine asks for and record what happened in its status."""
+def _span_attributes(body: dict[str, Any]) -> dict[str, Any]:
+    meta = body["metadata"]
+    return {
+        "k8s.namespace.name": meta["namespace"],
+        "sentinel.ragengine.name": meta["name"],
+        "sentinel.ragengine.generation": meta.get("generation") or 0,
+    }
+
+
+def reconcile(
+    body: dict[str, Any], settings: OperatorSettings, *, trigger: str = "repair"
+) -> list[Notice]:
+    """Apply everything a RAGEngine asks for and record what happened in its status, as one
+    span (``trigger``: kopf's reason, create, update or resume; recheck; repair)."""
+    attributes = {**_span_attributes(body), "sentinel.reconcile.trigger": trigger}
+    with tracing.span("sentinel.reconcile RAGEngine", attributes) as span:
+        try:
+            notices = _reconcile(body, settings)
+        except Exception as exc:
+            span.error(type(exc).__name__)
+            raise
+        span.set(**{"sentinel.notices": [n.reason for n in notices]})
+        return notices
+
+
+def _reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
     started = time.perf_counter()
     meta = body["metadata"]
     name, namespace, generation = meta["name"], meta["namespace"], meta.get("generation")
@@ -208,7 +263,9 @@ def reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]:
     # Without spec.queryServiceName the Service takes the engine's name, which must fit it.
     if spec.query_service_name is None and (problem := manifests.name_problem(name)):
         return _mark_invalid(namespace, name, generation, problem)
-    engine = manifests.Engine(name, namespace, meta["uid"], spec, settings.RUNTIME_IMAGE)
+    engine = manifests.Engine(
+        name, namespace, meta["uid"], spec, settings.RUNTIME_IMAGE, settings.runtime_tracing_env()
+    )
     try:
         secrets_condition = secrets_status.secrets_condition(
             spec, namespace, k8s.secret_seen, generation
@@ -316,6 +373,24 @@ def refresh_policy(
     return notices + _write(namespace, name, build)
 
 
+def _repair_span(
+    engine_body: dict[str, Any],
+    kind: str,
+    name: str,
+    drift: str,
+    differences: list[str] | None = None,
+) -> AbstractContextManager[tracing.Handle]:
+    """The span of one drift repair: which object, deleted or drifted, and which fields."""
+    attributes = {
+        **_span_attributes(engine_body),
+        "k8s.object.kind": kind,
+        "k8s.object.name": name,
+        "sentinel.drift": drift,
+        "sentinel.drift.fields": [d.split(":", 1)[0] for d in differences or []],
+    }
+    return tracing.span(f"sentinel.repair {kind}", attributes)
+
+
 def _repaired(kind: str, name: str, what: str) -> Notice:
     return Notice(conditions.NORMAL, DRIFT_REPAIRED, f"{kind} {name} {what}"[:1000])
 
@@ -334,10 +409,12 @@ def repair_deployment(
     if engine is None or _deleting(engine_body):
         return []
     if live is None:
-        try:
-            notices = reconcile(engine_body, settings)
-        except ApiException as exc:
-            return _repair_failed(engine, DEPLOYMENT_MISSING, "was deleted", exc)
+        with _repair_span(engine_body, "Deployment", engine.name, "deleted") as span:
+            try:
+                notices = reconcile(engine_body, settings)
+            except ApiException as exc:
+                span.error(str(exc.status))
+                return _repair_failed(engine, DEPLOYMENT_MISSING, "was deleted", exc)
         return [_repaired("Deployment", engine.name, "was deleted; created it again"), *notices]
     desired = manifests.deployment(engine)
     if not manifests.drift(desired, live):
@@ -350,11 +427,13 @@ def repair_deployment(
     differences = manifests.drift(desired, fresh)
     if not differences:
         return refresh_rollout(engine.namespace, engine.name, fresh)
-    try:
-        applied = k8s.apply(desired)
-    except ApiException as exc:
-        what = f"has drifted ({'; '.join(differences)})"
-        return _repair_failed(engine, DEPLOYMENT_DRIFTED, what, exc)
+    with _repair_span(engine_body, "Deployment", engine.name, "drifted", differences) as span:
+        try:
+            applied = k8s.apply(desired)
+        except ApiException as exc:
+            span.error(str(exc.status))
+            what = f"has drifted ({'; '.join(differences)})"
+            return _repair_failed(engine, DEPLOYMENT_DRIFTED, what, exc)
     notices: list[Notice] = []
     if _version(applied) != _version(fresh):  # else the server had only normalised a value
         notices.append(
@@ -381,6 +460,7 @@ def repair_service(
         return []  # a stale Service the operator deleted itself, or nothing to compare with
     desired = manifests.service(engine, service_name)
     fresh: dict[str, Any] | None = None
+    differences: list[str] = []
     if live is None:
         what, failure = "was deleted; created it again", SERVICE_MISSING
     else:
@@ -394,10 +474,13 @@ def repair_service(
             return []
         what = f"had drifted: {'; '.join(differences)}; applied the engine's spec again"
         failure = SERVICE_DRIFTED
-    try:
-        applied = k8s.apply(desired)
-    except ApiException as exc:
-        return _repair_failed(engine, failure, what.split(";")[0], exc, service_name)
+    drift = "deleted" if live is None else "drifted"
+    with _repair_span(engine_body, "Service", service_name, drift, differences) as span:
+        try:
+            applied = k8s.apply(desired)
+        except ApiException as exc:
+            span.error(str(exc.status))
+            return _repair_failed(engine, failure, what.split(";")[0], exc, service_name)
     notices: list[Notice] = []
     if fresh is None or _version(applied) != _version(fresh):
         notices.append(_repaired("Service", service_name, what))

@@ -185,6 +185,11 @@ class Settings(BaseSettings):
         description="Index the bundled demo corpus as 'demo' at start (sentinel serve: on).",
     )
     LOG_LEVEL: str = Field(default="INFO", description="Log level of the JSON log stream.")
+    SENTINEL_TRACE_CAPTURE_CONTENT: bool = Field(
+        default=False,
+        description="With tracing on (OTEL_* variables, docs/tracing.md): put the prompt and "
+        "the answer on the turn's spans. Off: spans carry decisions, codes, counts and hashes.",
+    )
     MAX_REQUEST_BYTES: int = Field(
         default=8 * 1024 * 1024,
         ge=1024,

@@ -191,6 +191,35 @@ def _peering_rules(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def test_no_tracing_variables_by_default(defaults) -> None:
+    env = env_of(operator_container(defaults))
+    assert not [name for name in env if name.startswith("OTEL_") or "TRACE" in name]
+
+
+def test_the_otel_block_becomes_the_operators_otel_variables(all_features) -> None:
+    """The operator reads them, and passes them on to the runtimes it creates
+    (sentinel_operator.config.runtime_tracing_env; docs/tracing.md)."""
+    from sentinel_operator.config import runtime_tracing_env
+
+    env = env_of(operator_container(all_features))
+    tracing_env = {k: v for k, v in env.items() if k.startswith("OTEL_") or "TRACE" in k}
+    assert tracing_env == {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel-collector.observability:4318",
+        "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
+        "OTEL_TRACES_SAMPLER_ARG": "0.25",
+        "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=prod",
+        "SENTINEL_TRACE_CAPTURE_CONTENT": "true",
+        "OTEL_BSP_SCHEDULE_DELAY": "1000",
+    }
+    assert dict(runtime_tracing_env(tracing_env)) == tracing_env
+
+
+def test_the_otel_block_refuses_what_is_not_an_otel_variable() -> None:
+    result = template("--set", "otel.env.LLM_MODEL=x", check=False)
+    assert result.returncode != 0
+    assert "'LLM_MODEL' does not match pattern '^OTEL_[A-Z0-9_]+$'" in result.stderr, result.stderr
+
+
 def test_more_than_one_replica_turns_peering_on() -> None:
     objects = render("--set", "replicaCount=3")
     peering = find(objects, "ClusterKopfPeering", "sentinel")

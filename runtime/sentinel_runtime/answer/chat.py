@@ -26,7 +26,7 @@ from sentinel_runtime.answer.errors import (
 )
 from sentinel_runtime.answer.services import Services
 from sentinel_runtime.llm.messages import completion, message_text
-from sentinel_runtime.observability import events, metrics
+from sentinel_runtime.observability import events, metrics, tracing
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import runner
 from sentinel_runtime.pipeline.conversation import Conversation, count_tokens
@@ -74,7 +74,7 @@ async def run(
         if status != "streaming":
             metrics.CHAT_REQUESTS.labels(status).inc()
             elapsed = time.perf_counter() - started
-            metrics.CHAT_DURATION.observe(elapsed)
+            metrics.CHAT_DURATION.observe(elapsed, exemplar=tracing.exemplar())
             metrics.CHAT_LATENCY.labels(status).observe(elapsed)
             log_event(
                 logger, events.CHAT_COMPLETED, status=status, duration_ms=round(elapsed * 1000, 2)

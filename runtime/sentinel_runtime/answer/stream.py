@@ -54,7 +54,7 @@ from sentinel_runtime.guardrails.streaming import Release, StreamGuard
 from sentinel_runtime.llm.calls import Usage
 from sentinel_runtime.llm.streams import DeltaStream, TextStream
 from sentinel_runtime.llm.upstream import UpstreamError
-from sentinel_runtime.observability import events, metrics
+from sentinel_runtime.observability import events, metrics, tracing
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import report, runner, streamed
 from sentinel_runtime.pipeline.cite.citations_stream import Step as SentenceStep
@@ -506,7 +506,7 @@ class ChatStream:
         status = STATUS_OF_END.get(end, "failure")
         elapsed = time.perf_counter() - self.started
         metrics.CHAT_REQUESTS.labels(status).inc()
-        metrics.CHAT_DURATION.observe(elapsed)
+        metrics.CHAT_DURATION.observe(elapsed, exemplar=tracing.exemplar())
         metrics.CHAT_LATENCY.labels(status).observe(elapsed)
         log_event(
             logger,

@@ -28,7 +28,7 @@ from sentinel_runtime.llm import calls, echo
 from sentinel_runtime.llm.messages import completion
 from sentinel_runtime.llm.streams import DeltaStream
 from sentinel_runtime.llm.upstream import UpstreamGenerator
-from sentinel_runtime.observability import events
+from sentinel_runtime.observability import events, tracing
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import config as pipeline_config
 from sentinel_runtime.pipeline import report, runner, streamed
@@ -183,6 +183,19 @@ def conclude(
         guardrails = {"enabled": False}
     described = report.sentinel(result, index_name=index_name)
     described["guardrails"] = guardrails
+    # The turn's outcome on the request's span (the server span; docs/tracing.md).
+    tracing.annotate(
+        **{
+            "sentinel.request_id": result.request_id,
+            "sentinel.decision": result.decision,
+            "sentinel.gate.action": result.plan.action,
+            "sentinel.intent": result.state.intent,
+            "sentinel.policy.hash": engine.policy.sha256 if engine is not None else "",
+            "sentinel.scan.action": (scan.action or "allow") if scan else None,
+            "sentinel.citations.valid": result.validation.valid,
+            "sentinel.endpoint": endpoint,
+        }
+    )
     _audit(
         services,
         engine,

@@ -16,6 +16,7 @@ from sentinel_runtime.api import errors
 from sentinel_runtime.api.admission_gate import AdmissionGate
 from sentinel_runtime.api.request_guard import RequestGuard
 from sentinel_runtime.api.request_metrics import RequestMetrics
+from sentinel_runtime.api.request_tracing import RequestTracing
 from sentinel_runtime.api.routes import (
     audit,
     chat,
@@ -29,7 +30,7 @@ from sentinel_runtime.api.routes import (
 )
 from sentinel_runtime.governance.service import GovernanceError
 from sentinel_runtime.guardrails.reloader import FileReloader
-from sentinel_runtime.observability import events
+from sentinel_runtime.observability import events, tracing
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.settings import Settings
 
@@ -46,6 +47,10 @@ def create_app(settings: Settings | None = None, *, freeze_heap: bool = False) -
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Off unless the OTEL_* variables ask for it (docs/tracing.md).
+        tracing.configure(
+            "sentinel-runtime", capture_content=settings.SENTINEL_TRACE_CAPTURE_CONTENT
+        )
         services = build_services(settings)
         app.state.services = services
         keys_reloader = _keys_reloader(access.keys)
@@ -72,6 +77,7 @@ def create_app(settings: Settings | None = None, *, freeze_heap: bool = False) -
             if keys_reloader is not None:
                 keys_reloader.stop()
             await services.aclose()
+            tracing.shutdown()  # exports the spans still queued
             log_event(logger, events.RUNTIME_STOPPED)
 
     app = FastAPI(title="Sentinel runtime", version=__version__, lifespan=lifespan)
@@ -91,6 +97,8 @@ def create_app(settings: Settings | None = None, *, freeze_heap: bool = False) -
         access=access,
     )
     app.add_middleware(RequestMetrics)
+    # Outermost: the metrics observe their latency inside the request's span (exemplars).
+    app.add_middleware(RequestTracing)
     return app
 
 

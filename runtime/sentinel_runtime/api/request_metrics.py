@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_runtime.access import keys
 from sentinel_runtime.api.request_guard import KEY_NAME
-from sentinel_runtime.observability import metrics
+from sentinel_runtime.observability import metrics, tracing
 
 UNMATCHED = "other"
 # An ASGI scope extension key: the route of a turn shed before routing (api.admission_gate).
@@ -58,4 +58,7 @@ class RequestMetrics:
             route = route_template(scope)
             key = scope.get(KEY_NAME, keys.ANONYMOUS)
             metrics.HTTP_REQUESTS.labels(route, method, str(status), key).inc()
-            metrics.HTTP_DURATION.labels(route, method).observe(time.perf_counter() - started)
+            elapsed = time.perf_counter() - started
+            # The trace id as an OpenMetrics exemplar (docs/tracing.md), with tracing on.
+            histogram = metrics.HTTP_DURATION.labels(route, method)
+            histogram.observe(elapsed, exemplar=tracing.exemplar())

@@ -19,6 +19,7 @@ import aiohttp
 
 from sentinel_runtime.guard.types import GuardReply, GuardRequest
 from sentinel_runtime.llm.http_client import Sessions
+from sentinel_runtime.observability import tracing
 
 Failure = Literal["timeout", "error", "malformed"]
 
@@ -64,7 +65,20 @@ class GuardClient:
         return body
 
     async def call(self, request: GuardRequest) -> GuardReply:
+        """One guard call, as a client span named by the GenAI conventions (docs/tracing.md)."""
+        operation = "chat" if request.endpoint == "chat" else "text_completion"
         path = "/chat/completions" if request.endpoint == "chat" else "/completions"
+        attributes = tracing.model_call_attributes(operation, self.model, self.base + path)
+        attributes["sentinel.guard"] = True
+        name = tracing.model_call_name(operation, self.model)
+        with tracing.client_span(name, attributes) as span:
+            try:
+                return await self._call(request, path)
+            except GuardCallError as exc:
+                span.error(exc.outcome)
+                raise
+
+    async def _call(self, request: GuardRequest, path: str) -> GuardReply:
         try:
             status, content = await self._http.fetch("POST", self.base + path, self.body(request))
         except TimeoutError as exc:

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from sentinel_runtime.guardrails.policy import Action, Policy, ScannerSpec, SkippedScanner
 from sentinel_runtime.guardrails.scanners import REGISTRY
-from sentinel_runtime.guardrails.scanners.base import Scanner
-from sentinel_runtime.observability import events, metrics
+from sentinel_runtime.guardrails.scanners.base import Scanner, ScanResult
+from sentinel_runtime.observability import events, metrics, tracing
 from sentinel_runtime.observability.logs import log_event
 
 logger = logging.getLogger(__name__)
@@ -98,10 +98,24 @@ class GuardrailsEngine:
 
     def scan(self, text: str, *, response_id: str = "") -> ScanOutcome:
         started = time.perf_counter()
-        try:
-            return self._scan(text, response_id, self.scanners, record=True)
-        finally:
-            metrics.SCAN_DURATION.observe(time.perf_counter() - started)
+        with tracing.span("sentinel.output_scan", self._span_attributes) as span:
+            try:
+                outcome = self._scan(text, response_id, self.scanners, record=True)
+            finally:
+                elapsed = time.perf_counter() - started
+                metrics.SCAN_DURATION.observe(elapsed, exemplar=tracing.exemplar())
+            span.set(
+                **{
+                    "sentinel.scan.action": outcome.action or "allow",
+                    "sentinel.scan.hits": len(outcome.hits),
+                    "sentinel.scan.failures": len(outcome.failures),
+                }
+            )
+            return outcome
+
+    @property
+    def _span_attributes(self) -> dict[str, object]:
+        return {"sentinel.policy.hash": self.policy.sha256, "sentinel.scanners": len(self.scanners)}
 
     def trial(self, text: str, scanners: tuple[ActiveScanner, ...]) -> ScanOutcome:
         """Run ``scanners`` (a part of the chain, in chain order) over ``text`` without
@@ -146,7 +160,11 @@ class GuardrailsEngine:
         for active in scanners:
             spec = active.spec
             try:
-                result = active.scanner.scan(current)
+                # One span per scanner of a recorded scan (a stream's trial cuts are not).
+                if record and tracing.enabled():
+                    result = _traced(active, current)
+                else:
+                    result = active.scanner.scan(current)
             except Exception as exc:
                 fail_open = spec.fail_mode == "open"
                 if not fail_open or record:
@@ -172,6 +190,15 @@ class GuardrailsEngine:
             current = result.text
         action: Action | None = "redact" if hits else None
         return ScanOutcome(current, action, tuple(hits), tuple(failures))
+
+
+def _traced(active: ActiveScanner, text: str) -> ScanResult:
+    spec = active.spec
+    attributes = {"sentinel.scanner.type": spec.type, "sentinel.scanner.index": spec.index}
+    with tracing.span(f"sentinel.scanner {spec.type}", attributes) as span:
+        result = active.scanner.scan(text)
+        span.set(**{"sentinel.scanner.valid": result.valid, "sentinel.scanner.score": result.score})
+        return result
 
 
 def build_engine(policy: Policy, path: str) -> GuardrailsEngine:

@@ -57,7 +57,7 @@ from sentinel_runtime.guardrails.engine import (
     ScanOutcome,
 )
 from sentinel_runtime.guardrails.scanners import base
-from sentinel_runtime.observability import metrics
+from sentinel_runtime.observability import metrics, tracing
 
 Stop = Literal["block", "truncate"]
 
@@ -255,6 +255,7 @@ class StreamGuard:
         self._pending = ""
         self._fresh = 0  # characters fed since the last scan
         self._progress = _Progress()
+        self._started_ns = time.time_ns()  # the start of its span (docs/tracing.md)
 
     # -- the stream's side -------------------------------------------------------------------
 
@@ -448,7 +449,20 @@ class StreamGuard:
         """One scan-duration sample per answer, as the non-streaming path records."""
         if not self._progress.observed:
             self._progress.observed = True
-            metrics.SCAN_DURATION.observe(self._progress.scan_seconds)
+            progress = self._progress
+            metrics.SCAN_DURATION.observe(progress.scan_seconds, exemplar=tracing.exemplar())
+            tracing.record(
+                "sentinel.stream_guard",
+                self._started_ns,
+                {
+                    "sentinel.policy.hash": self.engine.policy.sha256,
+                    "sentinel.scan.seconds": progress.scan_seconds,
+                    "sentinel.scan.action": progress.stopped
+                    or ("redact" if progress.hits else "allow"),
+                    "sentinel.scan.hits": len(progress.hits),
+                    "sentinel.stream_guard.whole_text": self.holds_whole_text,
+                },
+            )
 
     def _block(self) -> Release:
         progress = self._progress

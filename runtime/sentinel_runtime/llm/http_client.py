@@ -27,6 +27,8 @@ from typing import Any
 import aiohttp
 import httpx
 
+from sentinel_runtime.observability import tracing
+
 JSON_HEADERS = {"Content-Type": "application/json"}
 
 
@@ -82,10 +84,13 @@ class Sessions:
     ) -> aiohttp.ClientResponse:
         """The response once its headers are in; the caller reads the body and closes it."""
         session, options = self.session(), {"proxy": self._proxy(url), "allow_redirects": False}
+        headers = dict(JSON_HEADERS) if payload is not None else {}
+        # The W3C traceparent of the current (client) span, with tracing on (docs/tracing.md).
+        tracing.inject(headers)
         if payload is None:
-            return await session.request(method, url, **options)
+            return await session.request(method, url, headers=headers or None, **options)
         return await session.request(
-            method, url, data=encode_json(payload), headers=JSON_HEADERS, **options
+            method, url, data=encode_json(payload), headers=headers, **options
         )
 
     async def fetch(

@@ -23,7 +23,7 @@ from sentinel_runtime import settings
 from sentinel_runtime.llm import calls, http_client, structured_output
 from sentinel_runtime.llm.messages import message_text
 from sentinel_runtime.llm.streams import DeltaStream
-from sentinel_runtime.observability import events, metrics
+from sentinel_runtime.observability import events, metrics, tracing
 from sentinel_runtime.observability.logs import log_event
 
 logger = logging.getLogger(__name__)
@@ -80,9 +80,33 @@ class UpstreamGenerator:
         payload["stream"] = stream
         return payload
 
+    def _span_of(self, payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        model = str(payload.get("model") or "")
+        attributes = tracing.model_call_attributes("chat", model, self.chat_url)
+        return tracing.model_call_name("chat", model), attributes
+
     async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
         payload = self._payload(body, stream=False)
-        data = await self._request("POST", self.chat_url, payload)
+        with tracing.client_span(*self._span_of(payload)) as span:
+            try:
+                data = await self._request("POST", self.chat_url, payload)
+            except UpstreamError as exc:
+                span.error(exc.reason)
+                raise
+            if span.recording and isinstance(data, dict):
+                usage = calls.Usage.of(data.get("usage"))
+                choices = data.get("choices") if isinstance(data.get("choices"), list) else []
+                tracing.model_call_result(
+                    span,
+                    model=str(data.get("model") or "") or None,
+                    input_tokens=usage.prompt_tokens,
+                    output_tokens=usage.completion_tokens,
+                    finish_reasons=[
+                        str(c.get("finish_reason"))
+                        for c in choices
+                        if isinstance(c, dict) and c.get("finish_reason")
+                    ],
+                )
         if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
             raise self._fail(502, "bad_response", "LLM upstream returned no 'choices' list")
         for choice in data["choices"]:
@@ -256,11 +280,17 @@ class UpstreamStream:
         self.done = False
         self._seen_event = False
         self._pending = ""  # text read by start(), not yet yielded
+        self._span: tracing.Activation | None = None
 
     async def start(self) -> None:
         generator = self._generator
+        # The client span lasts until the stream is closed (aclose), with the usage it reported.
+        self._span = tracing.start_client_span(*generator._span_of(self._payload))
         try:
-            self._response = await generator._http.open("POST", generator.chat_url, self._payload)
+            with self._span.current():
+                self._response = await generator._http.open(
+                    "POST", generator.chat_url, self._payload
+                )
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise self._fail(*_transport_error(exc)) from exc
         response = self._response
@@ -389,6 +419,17 @@ class UpstreamStream:
     async def aclose(self) -> None:
         """Close the upstream response (and so its connection, when it is still streaming)."""
         self.done = True
+        span, self._span = self._span, None
+        if span is not None:
+            usage = calls.Usage.of(self.usage)
+            tracing.model_call_result(
+                span.handle,
+                model=self.model,
+                input_tokens=usage.prompt_tokens,
+                output_tokens=usage.completion_tokens,
+                finish_reasons=[self.finish_reason] if self.finish_reason else None,
+            )
+            span.handle.end()
         response, self._response = self._response, None
         if response is not None:
             # A response read to its end has already given its connection back to the pool;
@@ -399,6 +440,10 @@ class UpstreamStream:
         self, status: int, reason: str, detail: str, *, upstream_status: int | None = None
     ) -> UpstreamError:
         self.done = True
+        span, self._span = self._span, None
+        if span is not None:
+            span.handle.error(reason)
+            span.handle.end()
         return self._generator._fail(
             status, reason, detail, streaming=True, upstream_status=upstream_status
         )

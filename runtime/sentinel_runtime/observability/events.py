@@ -67,3 +67,7 @@ KEYS_RELOAD_FAILED: Final = "runtime_keys_reload_failed"
 KEYS_HOT_RELOAD_STARTED: Final = "runtime_keys_hot_reload_started"
 KEYS_RELOADER_TERMINATED: Final = "runtime_keys_reloader_terminated"
 REQUEST_RATE_LIMITED: Final = "request_rate_limited"
+
+# Traces (observability/tracing.py, docs/tracing.md).
+TRACING_STARTED: Final = "tracing_started"
+TRACING_EXPORTER_UNKNOWN: Final = "tracing_exporter_unknown"

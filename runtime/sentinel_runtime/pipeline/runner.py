@@ -25,7 +25,7 @@ from typing import Any, Protocol, TypeVar
 from sentinel_runtime.guard.types import GuardJudgement
 from sentinel_runtime.index.types import Chunk, Hit, SearchFilter
 from sentinel_runtime.llm import calls
-from sentinel_runtime.observability import events, metrics
+from sentinel_runtime.observability import events, metrics, tracing
 from sentinel_runtime.observability.logs import log_event
 from sentinel_runtime.pipeline import conversation
 from sentinel_runtime.pipeline.cite import citations, markers, support
@@ -135,6 +135,9 @@ class PipelineResult:
 
 
 class _Timer:
+    """Each stage's time (the response's ``latencyMs``), its histogram and its span (named
+    ``sentinel.<stage>``, docs/tracing.md): the one place a stage is measured."""
+
     def __init__(self) -> None:
         self.timings: dict[str, float] = {}
 
@@ -146,13 +149,23 @@ class _Stage:
     def __init__(self, timer: _Timer, name: str) -> None:
         self.timer, self.name = timer, name
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> tracing.Handle:
+        self.span = tracing.span(STAGE_SPANS[self.name])
+        handle = self.span.__enter__()
         self.started = time.perf_counter()
+        return handle
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         elapsed = time.perf_counter() - self.started
         self.timer.timings[self.name] = self.timer.timings.get(self.name, 0.0) + elapsed
-        metrics.STAGE_DURATION.labels(self.name).observe(elapsed)
+        metrics.STAGE_DURATION.labels(self.name).observe(elapsed, exemplar=tracing.exemplar())
+        self.span.__exit__(*exc)
+
+
+STAGE_SPANS = {
+    stage: f"sentinel.{stage}"
+    for stage in ("introspect", "gate", "retrieve", "filter", "generate", "cite")
+}
 
 
 @dataclass
@@ -172,10 +185,16 @@ async def preflight(request: PipelineRequest, context: PipelineContext) -> Prefl
     config = context.config
     now = context.now or datetime.now().astimezone()
     timer = _Timer()
-    with timer.stage("introspect"):
-        prompt = canonical.canonicalise(request.query, config.introspection.max_prompt_chars)
+    with timer.stage("introspect") as span:
+        with tracing.span("sentinel.canonicalise") as canonicalised:
+            prompt = canonical.canonicalise(request.query, config.introspection.max_prompt_chars)
+            canonicalised.set(**{"sentinel.prompt.chars": len(prompt.text)})
+            if tracing.capture_content():
+                canonicalised.set(**{"sentinel.prompt": prompt.text})
         state = await _introspect(prompt, context)
-    with timer.stage("gate"):
+        if span.recording:
+            span.set(**_introspection_attributes(state))
+    with timer.stage("gate") as span:
         plan = planner.plan_retrieval(prompt, state, config.gate, now)
         if request.top_k is not None and plan.action != "no_retrieve":
             plan = dataclasses.replace(plan, top_k=min(plan.top_k, request.top_k))
@@ -186,9 +205,42 @@ async def preflight(request: PipelineRequest, context: PipelineContext) -> Prefl
             if previous is not None:
                 follow_up = f"{previous.strip()} {plan.query}"
                 plan = dataclasses.replace(plan, query=follow_up)
+        span.set(**{"sentinel.gate.action": plan.action, "sentinel.gate.top_k": plan.top_k})
     metrics.GATE_DECISIONS.labels(plan.action).inc()
-    request_id = f"req-{uuid.uuid4().hex[:16]}"
+    request_id = request_id_now()
     return Preflight(request_id, prompt, state, plan, now, timer, follow_up)
+
+
+def request_id_now() -> str:
+    """The turn's id in its audit record and response: the trace id when tracing is on (so a
+    turn found in the audit log opens in the tracing UI, docs/tracing.md), else ``req-`` and
+    16 random hex digits."""
+    return tracing.trace_id() or f"req-{uuid.uuid4().hex[:16]}"
+
+
+def _introspection_attributes(state: Introspection) -> dict[str, Any]:
+    attributes: dict[str, Any] = {
+        "sentinel.intent": state.intent,
+        "sentinel.risk_category": state.risk_category,
+        "sentinel.severity": state.severity,
+        "sentinel.introspection.backend": state.backend,
+    }
+    if state.attack_families:
+        attributes["sentinel.attack_families"] = list(state.attack_families)
+    if state.fallback_reason:
+        attributes["sentinel.introspection.fallback"] = _reason_label(state.fallback_reason)
+    return attributes
+
+
+def _answer_attributes(answer: Answer) -> dict[str, Any]:
+    attributes: dict[str, Any] = {
+        "sentinel.decision": answer.decision,
+        "sentinel.generator": answer.generator,
+        "sentinel.answer.chars": len(answer.text),
+    }
+    if tracing.capture_content():
+        attributes["sentinel.answer"] = answer.text
+    return attributes
 
 
 def passthrough(pre: Preflight, text: str, generator: str) -> PipelineResult:
@@ -294,7 +346,7 @@ async def complete(
     if not generate:
         answer, validation = dataclasses.replace(NO_ANSWER, decision=chosen), citations.NOT_CHECKED
     else:
-        with timer.stage("generate"):
+        with timer.stage("generate") as span:
             if chosen == "refuse":
                 answer = refusal.refuse(state)
             else:
@@ -302,11 +354,21 @@ async def complete(
                     prompt.text, kept, chosen, bundle, request=request, context=context
                 )
                 answer = generated.answer
-        with timer.stage("cite"):
+            if span.recording:
+                span.set(**_answer_attributes(answer))
+        with timer.stage("cite") as span:
             claims = generated.claims
             judged = await _judged_by_model(answer, claims, kept, context)
             answer, validation = _validate(
                 answer, claims, kept, context.store is not None, config, judged=judged
+            )
+            span.set(
+                **{
+                    "sentinel.citations.valid": validation.valid,
+                    "sentinel.citations.errors": len(validation.errors),
+                    "sentinel.citations.count": len(answer.citations),
+                    "sentinel.decision": answer.decision,
+                }
             )
         metrics.PIPELINE_DECISIONS.labels(answer.decision).inc()
     return PipelineResult(
@@ -355,7 +417,7 @@ async def _introspect(prompt: CanonicalPrompt, context: PipelineContext) -> Intr
         return examples.settle(prompt, state, judge, settings)
 
     def builtin_with_examples() -> Introspection:
-        state = introspection.introspect(prompt, settings)
+        state = _builtin_judge(prompt, settings)
         return examples.settle(prompt, state, judge, settings)
 
     async def first_in_a_thread() -> Introspection:
@@ -393,7 +455,14 @@ async def _introspect_first(prompt: CanonicalPrompt, context: PipelineContext) -
                 reason=state.fallback_reason,
             )
         return state
-    return introspection.introspect(prompt, settings)
+    return _builtin_judge(prompt, settings)
+
+
+def _builtin_judge(prompt: CanonicalPrompt, settings: Any) -> Introspection:
+    with tracing.span("sentinel.judge") as span:
+        state = introspection.introspect(prompt, settings)
+        span.set(**{"sentinel.intent": state.intent, "sentinel.risk_category": state.risk_category})
+        return state
 
 
 def _reason_label(reason: str) -> str:
@@ -468,10 +537,18 @@ def _retrieve_and_filter(
     attempts: list[RetrievalAttempt] = []
     tried: set[tuple[Any, ...]] = set()
     while True:
-        with timer.stage("retrieve"):
+        with timer.stage("retrieve") as span:
             hits = tuple(store.search(plan.query, plan.top_k, _search_filter(plan, metadata)))
-        with timer.stage("filter"):
+            span.set(**{"sentinel.gate.action": plan.action, "sentinel.retrieve.hits": len(hits)})
+        with timer.stage("filter") as span:
             bundle = scoring.filter_evidence(hits, plan.query, state, plan, now, config.evidence)
+            span.set(
+                **{
+                    "sentinel.evidence.kept": len(bundle.kept),
+                    "sentinel.evidence.dropped": len(bundle.dropped),
+                    "sentinel.evidence.fallback": bundle.fallback,
+                }
+            )
         undated = sum(1 for v in bundle.verdicts if "undated" in v.notes)
         attempts.append(
             RetrievalAttempt(plan, len(hits), len(bundle.kept), bundle.fallback, undated)

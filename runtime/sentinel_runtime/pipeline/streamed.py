@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sentinel_runtime.llm import calls
-from sentinel_runtime.observability import metrics
+from sentinel_runtime.observability import metrics, tracing
 from sentinel_runtime.pipeline import conversation, runner
 from sentinel_runtime.pipeline.cite.citations_stream import SentenceCheck
 from sentinel_runtime.pipeline.generate import model_answer
@@ -94,7 +94,8 @@ class StreamedAnswer:
         timings["generate"] = time.perf_counter() - self.started
         timings["cite"] = check.seconds
         for stage in ("generate", "cite"):
-            metrics.STAGE_DURATION.labels(stage).observe(timings[stage])
+            histogram = metrics.STAGE_DURATION.labels(stage)
+            histogram.observe(timings[stage], exemplar=tracing.exemplar())
         gathered = self.gathered
         return runner.PipelineResult(
             request_id=self.pre.request_id,

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY
+from prometheus_client.exposition import choose_encoder
 from starlette.concurrency import run_in_threadpool
 
 from sentinel_runtime.answer.services import Services
@@ -83,5 +84,8 @@ def _counted(detail: dict[str, object]) -> dict[str, object]:
     response_class=Response,
     responses={200: {"content": {CONTENT_TYPE_LATEST.split(";")[0]: {}}}},
 )
-async def prometheus_metrics() -> Response:
-    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+async def prometheus_metrics(request: Request) -> Response:
+    # Prometheus asks for OpenMetrics first (Accept: application/openmetrics-text): only that
+    # format carries the exemplars (the trace ids on latency histograms, docs/tracing.md).
+    encode, media_type = choose_encoder(request.headers.get("accept", ""))
+    return Response(encode(REGISTRY), media_type=media_type)
