@@ -65,7 +65,7 @@ class Example(BaseModel):
     model_config = _MODEL_CONFIG
 
     prompt: str = Field(min_length=1, max_length=MAX_EXAMPLE_CHARS)
-    # Shown in the trace's signals, which are lower-case codes (``trace._SIGNAL``).
+    # Shown in the trace's signals, which are lower-case codes (``trace.is_signal``).
     name: str = Field(default="", max_length=64, pattern=r"^[a-z0-9_.\-]*$")
     category: str = "other"
 
