@@ -158,29 +158,15 @@ def _judge_policy(
         return policy_status.judge(None, None, found=False)
     config_map = k8s.read_config_map(engine.namespace, name)
     if config_map is None and name == manifests.POLICY_TEMPLATE and not _ref(engine):
-        source_ns = settings.operator_namespace()
-        template = k8s.read_config_map(source_ns, manifests.POLICY_TEMPLATE)
-        if template is None:
+        if not _copy_policy_template(engine, settings, notices):
             judgement = policy_status.judge(name, None, found=False)
             message = (
-                f"policy template {manifests.POLICY_TEMPLATE} not found in namespace {source_ns}"
+                f"policy template {manifests.POLICY_TEMPLATE} not found in namespace "
+                f"{settings.operator_namespace()}"
             )
             return policy_status.PolicyJudgement(
                 judgement.status,
                 {**judgement.condition, "reason": TEMPLATE_NOT_FOUND, "message": message},
-            )
-        if k8s.create_config_map(
-            engine.namespace,
-            name,
-            dict(template.get("data") or {}),
-            {"app.kubernetes.io/managed-by": "sentinel-operator"},
-        ):
-            notices.append(
-                Notice(
-                    conditions.NORMAL,
-                    POLICY_COPIED,
-                    f"copied {name} from namespace {source_ns}",
-                )
             )
         config_map = k8s.read_config_map(engine.namespace, name)
     return policy_status.judge(
@@ -188,6 +174,35 @@ def _judge_policy(
         (config_map or {}).get("data"),
         found=config_map is not None,
     )
+
+
+def _copy_policy_template(
+    engine: manifests.Engine, settings: OperatorSettings, notices: list[Notice]
+) -> bool:
+    """Copy the operator's policy template into the engine's namespace when the engine uses
+    it and no copy is there yet; False when the template itself is missing."""
+    if engine.policy_config_map != manifests.POLICY_TEMPLATE or _ref(engine):
+        return True
+    if k8s.read_config_map(engine.namespace, manifests.POLICY_TEMPLATE) is not None:
+        return True
+    source_ns = settings.operator_namespace()
+    template = k8s.read_config_map(source_ns, manifests.POLICY_TEMPLATE)
+    if template is None:
+        return False
+    if k8s.create_config_map(
+        engine.namespace,
+        manifests.POLICY_TEMPLATE,
+        dict(template.get("data") or {}),
+        {"app.kubernetes.io/managed-by": "sentinel-operator"},
+    ):
+        notices.append(
+            Notice(
+                conditions.NORMAL,
+                POLICY_COPIED,
+                f"copied {manifests.POLICY_TEMPLATE} from namespace {source_ns}",
+            )
+        )
+    return True
 
 
 def _ref(engine: manifests.Engine) -> bool:
@@ -270,6 +285,9 @@ def _reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]
         secrets_condition = secrets_status.secrets_condition(
             spec, namespace, k8s.secret_seen, generation
         )
+        # The policy copy before the Deployment that mounts it, so no pod is ever scheduled
+        # without its ConfigMap; the policy is judged later, at the status write.
+        _copy_policy_template(engine, settings, notices)
         k8s.apply(manifests.deployment(engine))
         for service in manifests.services(engine):
             k8s.apply(service)
