@@ -44,9 +44,12 @@ def test_kubectl_scale_reaches_the_deployment_and_status(
     wait_for(lambda: _deployment_replicas(k8s_namespace, "scaled") == 3, what="3 replicas")
     # No kubelet: the ReplicaSet controller still creates the three pod objects, which the
     # Deployment counts in status.replicas and the operator copies to the engine.
+    # 90 s: in two fresh-clone runs of the whole suite this took more than 40 s (never in a
+    # run of this file alone); the operator's periodic re-check may be what brought it in
+    # then, which the closing note of issue 35's stop records as not understood yet.
     scale = wait_for(
         lambda: (s := _scale(k8s_namespace, "scaled"))["status"].get("replicas") == 3 and s,
-        timeout=40,
+        timeout=90,
         what="scale status.replicas 3",
     )
     assert scale["spec"]["replicas"] == 3
