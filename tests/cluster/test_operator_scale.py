@@ -45,8 +45,8 @@ def test_kubectl_scale_reaches_the_deployment_and_status(
     # No kubelet: the ReplicaSet controller still creates the three pod objects, which the
     # Deployment counts in status.replicas and the operator copies to the engine.
     # 90 s: in two fresh-clone runs of the whole suite this took more than 40 s (never in a
-    # run of this file alone); the operator's periodic re-check may be what brought it in
-    # then, which the closing note of issue 35's stop records as not understood yet.
+    # run of this file alone). The operator re-checks every 5 s here, so a missed event alone
+    # does not explain it; the cause is not found yet (issue 35's closing note).
     scale = wait_for(
         lambda: (s := _scale(k8s_namespace, "scaled"))["status"].get("replicas") == 3 and s,
         timeout=90,
