@@ -4,7 +4,7 @@ A *store* is one named index: documents in, chunks and hybrid search out. Two ba
 implement it: ``store.IndexStore`` (FAISS + BM25 in this process, persisted to files by
 ``manager``) and ``milvus.MilvusStore`` (the chunks live in a Milvus collection that several
 runtimes can share). ``manager.IndexManager`` owns the named stores through a
-``StoreBackend``; the pipeline needs only ``search`` (``pipeline.runner.Searchable``).
+``StoreBackend``; the pipeline needs only ``search`` (``pipeline.placement.Searchable``).
 
 Both stores validate documents the same way (``normalise``), rank the same way (reciprocal
 rank fusion of an exact dense search and an Okapi BM25 search, ``fuse``) and refuse the

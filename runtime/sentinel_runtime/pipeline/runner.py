@@ -12,15 +12,12 @@ import asyncio
 import dataclasses
 import functools
 import logging
-import sys
-import threading
 import time
 import uuid
-import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from sentinel_runtime.guard.types import GuardJudgement
 from sentinel_runtime.index.types import Chunk, Hit, SearchFilter
@@ -38,6 +35,7 @@ from sentinel_runtime.pipeline.generate import (
     refusal,
     selection,
 )
+from sentinel_runtime.pipeline.placement import Placement, Searchable
 from sentinel_runtime.pipeline.types import (
     Answer,
     CanonicalPrompt,
@@ -60,17 +58,6 @@ logger = logging.getLogger(__name__)
 # messages, n -> n assistant texts (the upstream LLM for introspection, wired by the HTTP
 # layer); the grounded answer is generated through a richer calls.GenerateFn.
 ChatFn = Callable[[list[dict[str, str]], int], Awaitable[list[str]]]
-
-
-class Searchable(Protocol):
-    """What the runner needs of an index: ``index.store.IndexStore`` (and any later store)."""
-
-    @property
-    def in_process(self) -> bool:
-        """Whether a search is work in this process alone, with no network call."""
-        ...
-
-    def search(self, query: str, top_k: int = 5, flt: SearchFilter | None = None) -> list[Hit]: ...
 
 
 NO_ANSWER = Answer(decision="answer", text="", generator="none")
@@ -471,54 +458,6 @@ def _reason_label(reason: str) -> str:
 
 
 T = TypeVar("T")
-
-
-class Placement:
-    """Where stage 3 (retrieve and filter) runs: on the event loop, or in a worker thread.
-
-    A worker-thread hop cost about 0.4 ms per request on a 100k-chunk index (the hop, and
-    the GIL passed back and forth between the loop and the worker), a tenth of the request.
-    The work holds the GIL in the worker too (it is Python, bar FAISS and numpy calls), so
-    the loop waits up to the interpreter's switch interval either way: a store that searches
-    in this process and recently took less than that runs inline. A store that calls out
-    (Milvus, a remote embedder: a thread lets the loop use the wait), a store not measured
-    yet, and a slow one run in a worker; every run updates the store's estimate, so a store
-    that grows slow moves back to the worker.
-    """
-
-    SMOOTHING = 0.25  # weight of the latest run in the estimate
-
-    def __init__(self, bound: float | None = None) -> None:
-        self.bound = bound  # seconds; None: the interpreter's switch interval
-        self._lock = threading.Lock()
-        self._seconds: weakref.WeakKeyDictionary[Searchable, float] = weakref.WeakKeyDictionary()
-
-    def inline(self, store: Searchable) -> bool:
-        if not store.in_process:
-            return False
-        with self._lock:
-            estimate = self._seconds.get(store)
-        bound = sys.getswitchinterval() if self.bound is None else self.bound
-        return estimate is not None and estimate < bound
-
-    async def run(self, store: Searchable, work: Callable[[], T]) -> T:
-        def measured() -> T:
-            started = time.perf_counter()
-            try:
-                return work()
-            finally:
-                self._record(store, time.perf_counter() - started)
-
-        if self.inline(store):
-            return measured()
-        return await asyncio.to_thread(measured)
-
-    def _record(self, store: Searchable, seconds: float) -> None:
-        if not store.in_process:
-            return
-        with self._lock:
-            previous = self._seconds.get(store, seconds)
-            self._seconds[store] = previous + self.SMOOTHING * (seconds - previous)
 
 
 PLACEMENT = Placement()
