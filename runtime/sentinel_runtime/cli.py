@@ -352,6 +352,19 @@ def _eval(args: argparse.Namespace) -> int:
         print("\nSource-disjoint measurement of the built-in judge:\n")
         print(crossval.render(measures))
         result["judgeCrossval"] = crossval.as_json(measures)
+    if args.curve:
+        from sentinel_runtime.evaluation import operating_point
+
+        points = operating_point.run(
+            root, progress=lambda line: print(line, file=sys.stderr, flush=True)
+        )
+        chosen = operating_point.choose(points)
+        print("\nThe built-in judge's operating points (refused share):\n")
+        print(operating_point.render(points, chosen))
+        result["operatingPoints"] = {
+            "points": [point.as_json() for point in points],
+            "chosen": chosen.as_json() if chosen else None,
+        }
     Path(args.output).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"\nwritten to {args.output}", file=sys.stderr)
     missed = [r for r in result["rows"] if r["met"] is False]
@@ -453,6 +466,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also refit the built-in judge without each training source and each attack "
         "family and score it there (needs the train extra; about 20 minutes)",
+    )
+    evaluate.add_argument(
+        "--curve",
+        action="store_true",
+        help="also sweep the built-in judge's refusal line (harmfulSeverity 0.60-0.90, encoder "
+        "off and on) and choose the point on dev rows (about 3 minutes)",
     )
     evaluate.set_defaults(handler=_eval)
 

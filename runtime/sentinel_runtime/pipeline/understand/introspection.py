@@ -36,7 +36,10 @@ class IntrospectionConfig(BaseModel):
     backend: Literal["builtin", "llm", "guard"] = "builtin"
     max_prompt_chars: int = Field(default=8000, ge=1)
     # Severity (judge.assess, raised by jailbreak framing) from which a request is harmful.
-    harmful_severity: float = Field(default=0.6, ge=0.0, le=1.0)
+    # The judge's own refusal threshold lands on 0.6 (assess.HARMFUL_SEVERITY); the default
+    # line sits above it, at the point chosen on the dev rows by `sentinel eval --curve`
+    # (evaluation/operating_point.py: XSTest's safe prompts refused at <= 8 %).
+    harmful_severity: float = Field(default=0.68, ge=0.0, le=1.0)
     # From here up to harmful_severity the intent is ambiguous (conservative handling).
     ambiguous_severity: float = Field(default=0.35, ge=0.0, le=1.0)
     # A jailbreak-framed prompt whose topic reaches this severity is a disguised request.
@@ -170,8 +173,24 @@ def introspect(
     the jailbreak grammar around it, and a validated introspection state. A ``judge``
     measured in place of the shipped one is read alone: the encoder's band was chosen for
     the shipped model's training."""
+    return decide(prompt, judge_request(prompt, config, judge), config)
+
+
+def judge_request(
+    prompt: CanonicalPrompt, config: IntrospectionConfig, judge: model.LinearJudge | None = None
+) -> assess.RequestAssessment:
+    """The learned judge's reading of the prompt (the costly part of ``introspect``); it
+    depends on the configuration only through ``encoder``."""
     cascade = encoder.shipped() if config.encoder and judge is None else None
-    assessment = assess.assess_request(prompt.text, judge, cascade)
+    return assess.assess_request(prompt.text, judge, cascade)
+
+
+def decide(
+    prompt: CanonicalPrompt, assessment: assess.RequestAssessment, config: IntrospectionConfig
+) -> Introspection:
+    """The introspection state from the judge's reading, the jailbreak grammar and the
+    configuration's thresholds (``evaluation.operating_point`` varies the thresholds over one
+    reading)."""
     families = list(attack_families(prompt, config))
     if assessment.decodings and "obfuscation" not in families:
         families.append("obfuscation")
