@@ -73,9 +73,13 @@ def server_stack() -> tuple[str, str]:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import logging
+
     import uvicorn
 
+    from sentinel_runtime import open_files
     from sentinel_runtime.api.app import create_app
+    from sentinel_runtime.observability import events
     from sentinel_runtime.settings import Settings
 
     overrides: dict[str, Any] = {}
@@ -101,6 +105,19 @@ def _serve(args: argparse.Namespace) -> int:
         flush=True,
     )
     logs.configure(settings.LOG_LEVEL)
+    files = open_files.raise_to(
+        open_files.needed(settings.MAX_INFLIGHT_TURNS, settings.upstream_connections())
+    )
+    if not files.enough:
+        logs.log_event(
+            logging.getLogger("sentinel_runtime.serve"),
+            events.OPEN_FILES_LOW,
+            level=logging.WARNING,
+            needed=files.needed,
+            soft=files.soft,
+            hard=files.hard,
+            hint="raise the hard limit (ulimit -Hn) or lower MAX_INFLIGHT_TURNS",
+        )
     uvicorn.run(
         create_app(settings, freeze_heap=True),
         host=args.host,

@@ -12,13 +12,14 @@ POLICY_MOUNT_PATH = "/etc/sentinel/guardrails/guardrails.yaml"
 # The endpoints LLM_INFERENCE_URL may end with (checked in this order).
 LLM_ENDPOINTS = ("/chat/completions", "/completions")
 # Admission (docs/under-load.md gives the reasoning). A turn holds its slot for the
-# model's whole answer, so turns in flight = turns a second x seconds an answer takes. One
-# runtime process does 430-730 turns a second of its own work (bench/overload.py), but a turn
-# costs more CPU with hundreds open at once (1.4 ms among 32, 1.9 ms at 512, 2.6 ms at 800),
-# so past about 512 more slots only lengthen every turn. A vLLM/KAITO server batches 256
-# sequences (1024 on 80 GB GPUs with vLLM's V1 engine) and queues the rest itself: 512 keeps
-# its batch full from one replica without hiding an unbounded queue there.
-DEFAULT_MAX_INFLIGHT_TURNS = 512
+# model's whole answer, so turns in flight = turns a second x seconds an answer takes
+# (Little's law). One runtime process does 570-770 turns a second of its own work
+# (bench/overload.py, "CPU-bound rate"): with 512 slots and a 1 s model it could serve at
+# most about 390 a second, half of that, while clients were shed (0.51x); 1024 slots keep a
+# one-second model's worth of that rate in flight. A vLLM server batches 256 sequences (1024
+# with vLLM's V1 engine on 80 GB GPUs) and queues the rest itself, so the extra turns wait
+# there, counted in rag_turns_in_flight, rather than being refused here.
+DEFAULT_MAX_INFLIGHT_TURNS = 1024
 # Unset, LLM_MAX_CONNECTIONS is two connections a turn: a turn may hold a second upstream
 # call (a guard model on the same server, best-of-N candidates) while its first is open, and
 # a pool that runs dry queues calls inside aiohttp, where no metric sees them.

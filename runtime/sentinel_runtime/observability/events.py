@@ -32,6 +32,8 @@ POLICY_LOADED: Final = "output_guardrails_policy_loaded"
 POLICY_UNKNOWN_FIELD: Final = "output_guardrails_policy_unknown_field"
 HOT_RELOAD_STARTED: Final = "output_guardrails_hot_reload_started"
 RUNTIME_STARTED: Final = "runtime_started"
+# The hard open-file limit is below what admission can hold open (open_files.py).
+OPEN_FILES_LOW: Final = "runtime_open_files_low"
 RUNTIME_STOPPED: Final = "runtime_stopped"
 CHAT_COMPLETED: Final = "chat_completion_completed"
 UPSTREAM_FAILED: Final = "llm_upstream_failed"
