@@ -32,10 +32,8 @@ def test_what_admission_holds_open_at_the_defaults() -> None:
 def test_the_soft_limit_is_raised_up_to_the_hard_one(tmp_path: Path) -> None:
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     wanted = open_files.needed(1024, 2048)
-    if hard != resource.RLIM_INFINITY and hard < wanted + 1:
-        hard_for_child = hard
-    else:
-        hard_for_child = wanted + 1000
+    # A child may not raise its hard limit above this process's (without privilege).
+    hard_for_child = wanted + 1000 if hard == resource.RLIM_INFINITY else min(hard, wanted + 1000)
     code = LIMITED.format(soft=256, hard=hard_for_child)
     runtime = start_runtime(tmp_path, {}, command=(sys.executable, "-c", code))
     try:

@@ -153,9 +153,12 @@ class AdmissionController:
         metrics.TURNS_IN_FLIGHT.set(self._in_flight)
 
     def _forget(self, waiter: asyncio.Future[None]) -> None:
+        # A waiter handed a slot was taken off the queue already: searching the deque for it
+        # would cost a scan of the whole queue for every turn served from it.
+        if _granted(waiter):
+            return
         if not waiter.done():
             waiter.cancel()
-        # A waiter handed a slot was taken off the queue already.
         with contextlib.suppress(ValueError):
             self._waiters.remove(waiter)
         metrics.TURNS_QUEUED.set(len(self._waiters))
