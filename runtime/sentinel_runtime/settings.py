@@ -13,7 +13,7 @@ POLICY_MOUNT_PATH = "/etc/sentinel/guardrails/guardrails.yaml"
 LLM_ENDPOINTS = ("/chat/completions", "/completions")
 # Admission (docs/under-load.md gives the reasoning). A turn holds its slot for the
 # model's whole answer, so turns in flight = turns a second x seconds an answer takes
-# (Little's law). One runtime process does 570-770 turns a second of its own work
+# (Little's law). One runtime process does 480-770 turns a second of its own work
 # (bench/overload.py, "CPU-bound rate"): with 512 slots and a 1 s model it could serve at
 # most about 390 a second, half of that, while clients were shed (0.51x); 1024 slots keep a
 # one-second model's worth of that rate in flight. A vLLM server batches 256 sequences (1024

@@ -51,3 +51,13 @@ def test_held_out_rows_are_the_full_evaluation_sets(measures: list[crossval.Meas
     }
     assert all(0.0 <= m.share <= 1.0 for m in measures)
     assert "| leave_source_out | advbench | harmful |" in crossval.render(measures)
+
+
+def test_the_command_scores_held_out_rows_with_the_shipped_model_unless_told() -> None:
+    # `sentinel judge crossval` and `sentinel eval --crossval` without --model once failed
+    # here: the option's name shadowed the model module.
+    from sentinel_runtime.training import cli as judge_cli
+
+    shipped = judge_cli.full_model(None)
+    assert shipped.meta == model.shipped().meta
+    assert judge_cli.full_model(str(model.shipped_path())).meta == shipped.meta

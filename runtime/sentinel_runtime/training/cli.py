@@ -89,6 +89,12 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_OK if same else EXIT_DIFFERENT
 
 
+def full_model(path: str | None) -> model.LinearJudge:
+    """The model the held-out rows of the crossval table are scored with: ``path``, else the
+    shipped judge."""
+    return model.LinearJudge.load(Path(path) if path else model.shipped_path())
+
+
 def crossval_measures(
     datasets_dir: str | None, *, seed: int, model: str | None, progress: Any
 ) -> list[Any] | None:
@@ -96,12 +102,11 @@ def crossval_measures(
     if _needs_training_extra():
         return None
     from sentinel_runtime.evaluation import datasets
-    from sentinel_runtime.pipeline.understand.judge.model import LinearJudge
     from sentinel_runtime.training import corpus, crossval, sources
 
     root = datasets.datasets_dir(datasets_dir)
     built = corpus.build(root, seed=seed)
-    full = LinearJudge.load(Path(model) if model else model.shipped_path())
+    full = full_model(model)
     return crossval.run(sources.for_linear(built.rows), full, root, progress=progress)
 
 
