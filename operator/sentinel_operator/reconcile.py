@@ -298,12 +298,10 @@ def _reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]
             notices.append(
                 Notice(conditions.NORMAL, SERVICE_DELETED, f"deleted stale Service {stale}")
             )
-        deployment = k8s.read_deployment(namespace, name)
     except Exception:
         metrics.RECONCILES.labels("error").inc()
         raise
     storage_condition = storage_status.storage_condition(engine, generation)
-    deployment_condition, ready_replicas = rollout.deployment_condition(deployment, generation)
     service_condition = conditions.condition(
         conditions.SERVICE_READY, True, SERVICE_APPLIED, _services_applied(engine), generation
     )
@@ -313,6 +311,12 @@ def _reconcile(body: dict[str, Any], settings: OperatorSettings) -> list[Notice]
         # ``refresh_policy`` for why a judgement made before it could undo a newer one.
         judgement = _policy(engine, settings, notices)
         policy_condition = {**judgement.condition, "observedGeneration": generation}
+        # The Deployment too, for the same reason: read before the engine, a scale-up's
+        # status.replicas that the Deployment watch wrote meanwhile (refresh_rollout) was
+        # overwritten with the older count, and no later event corrected it
+        # (tests/cluster/test_operator_scale.py waited 90 s in vain under load).
+        deployment = k8s.read_deployment(namespace, name)
+        deployment_condition, ready_replicas = rollout.deployment_condition(deployment, generation)
         merged = conditions.merge(
             old.get("conditions"),
             [
