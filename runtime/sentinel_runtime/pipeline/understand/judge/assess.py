@@ -8,8 +8,10 @@ wrapper's words do not dilute the request it carries. A request
 naming a listed term (``lexicon.find``) is raised at least to the restricted band, one
 asking to make or get one (``lexicon.requested``) to a refusal. Severity
 maps the harm probability onto the introspection's scale so that the model's own
-thresholds land on the policy's: ``refuse`` on ``HARMFUL_SEVERITY`` and ``ambiguous`` on
-``AMBIGUOUS_SEVERITY`` (the defaults of ``IntrospectionConfig``). When an ``encoder`` is
+thresholds land on fixed points of it: ``refuse`` on ``HARMFUL_SEVERITY`` and ``ambiguous``
+on ``AMBIGUOUS_SEVERITY`` (the default of ``IntrospectionConfig.ambiguous_severity``; its
+``harmful_severity`` defaults a little higher, at the operating point
+``evaluation/operating_point.py`` chooses). When an ``encoder`` is
 given and the linear probability of the most harmful reading falls in its band, the
 encoder reads that reading and its probability, on its own thresholds, sets the severity
 (signals ``encoder:<verdict>``, ``encoder_harm:<p>``); elsewhere, or when it cannot run,
