@@ -354,7 +354,6 @@ def overload_report(
     """``baselines``: (a) measured before and after (b); the CPU-bound rate is their mean, so
     a machine that slows or speeds up during the run moves both sides of the ratio."""
     rss_before, rss_after = rss
-    b = usage
     non_2xx = overload.non_2xx()
     shed_text = ", ".join(
         f"{status}: {n} ({retry} with Retry-After)" for status, (n, retry) in non_2xx.items()
@@ -439,7 +438,7 @@ def overload_report(
         "queued: means of /ready's admission, sampled once a second; GC: the share of the run "
         "the runtime spent in collections of each generation",
         "(b) in flight/queued, sampled: "
-        + " ".join(f"{n}/{q}" for n, q in zip(b.in_flight, b.queued, strict=True)),
+        + " ".join(f"{n}/{q}" for n, q in zip(usage.in_flight, usage.queued, strict=True)),
     ]
     title = (
         f"POST /v1/chat/completions, default policy, admission at its defaults; (b) "
