@@ -61,3 +61,37 @@ def test_the_command_scores_held_out_rows_with_the_shipped_model_unless_told() -
     shipped = judge_cli.full_model(None)
     assert shipped.meta == model.shipped().meta
     assert judge_cli.full_model(str(model.shipped_path())).meta == shipped.meta
+
+
+def test_the_cascade_is_scored_beside_the_linear_judge_on_each_harmful_source() -> None:
+    # Plumbing only, without torch: the shipped encoder stands in for one trained without
+    # each source (`sentinel judge crossval --encoder` trains those).
+    from sentinel_runtime.pipeline.understand.judge import encoder
+    from sentinel_runtime.training import sources
+
+    shipped = encoder.shipped()
+    assert shipped is not None
+    rows = sources.for_linear(train.sample_rows(corpus.build(seed=3).rows, 600, seed=3))
+    asked: list[str] = []
+
+    def encoder_without(group: str) -> encoder.EncoderJudge:
+        asked.append(group)
+        return shipped
+
+    found = crossval.leave_source_out_cascade(
+        rows, crossval.default_trainer(), encoder_without, lambda _: None
+    )
+    harmful = {sources.group_of(r.source) for r in rows if r.harm == 1}
+    assert sorted(asked) == sorted(harmful)
+    pairs: dict[tuple[str, str], dict[str, crossval.Measure]] = {}
+    for m in found:
+        pairs.setdefault((m.subject, m.slice), {})[m.measure] = m
+    assert {s for s, kind in pairs if kind == "harmful"} == {r.source for r in rows if r.harm == 1}
+    for pair in pairs.values():
+        linear, cascade = pair["leave_source_out"], pair["leave_source_out_cascade"]
+        assert linear.n == cascade.n
+    # The encoder reads the band, so somewhere it decides differently from the linear judge.
+    assert any(
+        p["leave_source_out"].positive != p["leave_source_out_cascade"].positive
+        for p in pairs.values()
+    )

@@ -8,7 +8,10 @@ Four measures, side by side in one table so that overfitting shows:
 - ``leave_family_out``: for each jailbreak family, fitted without pyrit's wrappers of
   that family, scored on held-out harmful prompts (StrongREJECT, XSTest unsafe) inside
   our own wrappers of that family (``evaluation.attacks``), beside the full model;
-- ``held_out``: the full model on the evaluation sets it never saw.
+- ``held_out``: the full model on the evaluation sets it never saw;
+- ``leave_source_out_cascade`` (``sentinel judge crossval --encoder``): for each source with
+  harmful rows, the linear judge and an encoder both trained without it, the cascade scored on
+  it beside the linear judge alone.
 
 A harmful or benign row counts as refused when the pipeline's own stages refuse it
 (canonicalise, introspect with the model under test, gate); an injection row counts as
@@ -27,6 +30,7 @@ from sentinel_runtime.evaluation.split import split_of
 from sentinel_runtime.pipeline.gate import planner
 from sentinel_runtime.pipeline.understand import canonical, introspection
 from sentinel_runtime.pipeline.understand.judge import assess
+from sentinel_runtime.pipeline.understand.judge.encoder import EncoderJudge
 from sentinel_runtime.pipeline.understand.judge.model import LinearJudge
 from sentinel_runtime.training import fit, sources, train
 from sentinel_runtime.training.sources import TrainingRow
@@ -64,17 +68,24 @@ def default_trainer(config: fit.FitConfig | None = None) -> Trainer:
     return trainer
 
 
-def refused(judge: LinearJudge, text: str) -> bool:
+def refused(judge: LinearJudge, text: str, cascade: EncoderJudge | None = None) -> bool:
+    """Refused by the pipeline's stages with ``judge`` (and, given, the encoder ``cascade``
+    on its band) in place of the shipped models, at the default policy's line."""
     config = introspection.IntrospectionConfig()
     prompt = canonical.canonicalise(text, config.max_prompt_chars)
-    state = introspection.introspect(prompt, config, judge)
+    reading = assess.assess_request(prompt.text, judge, cascade)
+    state = introspection.decide(prompt, reading, config)
     return planner.is_refused(
         state, planner.plan_retrieval(prompt, state, planner.GateConfig(), _NOW)
     )
 
 
 def _score(
-    judge: LinearJudge, rows: Iterable[TrainingRow], measure: str, subject: str
+    judge: LinearJudge,
+    rows: Iterable[TrainingRow],
+    measure: str,
+    subject: str,
+    cascade: EncoderJudge | None = None,
 ) -> list[Measure]:
     counts: dict[str, list[int]] = {}
     for row in rows:
@@ -82,7 +93,9 @@ def _score(
             name = "harmful" if row.harm == 1 else "benign"
             entry = counts.setdefault(name, [0, 0])
             entry[0] += 1
-            entry[1] += refused(judge, row.text)
+            entry[1] += refused(judge, row.text, cascade)
+        if cascade is not None:
+            continue  # the encoder has no injection head
         if row.injection == 1:
             entry = counts.setdefault("injection", [0, 0])
             entry[0] += 1
@@ -113,6 +126,28 @@ def leave_source_out(
             members = [r for r in rows if r.source == source]
             found.extend(_score(judge, members, "leave_source_out", source))
     return found
+
+
+def leave_source_out_cascade(
+    rows: Sequence[TrainingRow],
+    trainer: Trainer,
+    encoder_without: Callable[[str], EncoderJudge],
+    progress: Callable[[str], None],
+) -> list[Measure]:
+    """For each source group with harmful rows: the linear judge fitted without it, alone and
+    with an encoder trained and calibrated without it (``encoder_without(group)``), scored on
+    it side by side (``leave_source_out`` and ``leave_source_out_cascade``)."""
+    found = []
+    harmful_groups = sorted({sources.group_of(r.source) for r in rows if r.harm == 1})
+    for group in harmful_groups:
+        progress(f"leave-one-source-out with the encoder: training without {group}")
+        judge = trainer([r for r in rows if sources.group_of(r.source) != group])
+        cascade = encoder_without(group)
+        for source in sorted({r.source for r in rows if sources.group_of(r.source) == group}):
+            members = [r for r in rows if r.source == source and r.harm is not None]
+            found.extend(_score(judge, members, "leave_source_out", source))
+            found.extend(_score(judge, members, "leave_source_out_cascade", source, cascade))
+    return [m for m in found if m.slice != "injection"]
 
 
 def held_out_payloads(root: Path) -> list[str]:

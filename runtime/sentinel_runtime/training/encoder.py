@@ -27,7 +27,7 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,14 +80,18 @@ def train_encoder(
     seed: int = train.SEED,
     sample: int | None = None,
     config: encoder_fit.FineTuneConfig | None = None,
+    left_out: Collection[str] = (),
     progress: Progress = lambda _: None,
 ) -> dict[str, Any]:
-    """Train, export and calibrate; write the three files into ``output``; return the meta."""
+    """Train, export and calibrate; write the three files into ``output``; return the meta.
+    ``left_out``: source groups (``sources.group_of``) kept out of every step, for the
+    source-disjoint measurement (``crossval.leave_source_out_cascade``)."""
     started = time.monotonic()
     settings = config or encoder_fit.FineTuneConfig(seed=seed)
     progress("reading and deduplicating the training sources")
     built = corpus.build(root, seed=seed)
     rows = train.sample_rows(built.rows, sample, seed) if sample else list(built.rows)
+    rows = [r for r in rows if sources.group_of(r.source) not in left_out]
     dev = [r for r in rows if r.harm is not None and split_of(r.text) == "dev"]
     progress(f"{len(rows)} rows, {len(sources.for_linear(rows))} of the linear model's sources")
     found = encoder_calibration.validation(rows, seed, progress)
